@@ -1,0 +1,51 @@
+// Lint: typescript-eslint with type information. Two boundaries are enforced here, not by convention:
+// the harness never imports `vscode` (it runs headless), and the webview imports only the protocol types.
+import js from "@eslint/js";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["dist/**", "node_modules/**", "out/**", ".vscode-test/**", "**/*.mjs"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
+      "@typescript-eslint/consistent-type-imports": "error",
+      "no-console": "off",
+    },
+  },
+  {
+    files: ["extension/harness/**/*.ts", "extension/protocol/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "vscode", message: "The harness runs headless: it must never import vscode." }],
+        patterns: [{ group: ["**/host/**", "**/webview/**"], message: "The harness must not depend on the host or the webview." }],
+      }],
+      "no-console": ["error"],
+    },
+  },
+  {
+    files: ["webview/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        paths: [{ name: "vscode", message: "The webview cannot import vscode." }],
+        patterns: [{ group: ["**/harness/**", "**/host/**"], message: "The webview imports only extension/protocol." }],
+      }],
+    },
+  },
+  {
+    files: ["test/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+      "@typescript-eslint/no-unsafe-call": "off",
+      "@typescript-eslint/no-unsafe-argument": "off",
+      "@typescript-eslint/no-non-null-assertion": "off",
+    },
+  },
+);

@@ -1,0 +1,30 @@
+/**
+ * Typed errors with stable codes. Callers branch on `code`, never on message text.
+ * Messages are written for the person (or model) who must act on them.
+ */
+export type HarnessErrorCode =
+  | "invalid_thread_id"
+  | "thread_not_found"
+  | "workspace_mismatch"
+  | "unknown_model"
+  | "no_models"
+  | "model_endpoint"
+  | "sandbox_runtime"
+  | "path_denied"
+  | "usage"
+  | "storage";
+
+export class HarnessError extends Error {
+  constructor(
+    readonly code: HarnessErrorCode,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = "HarnessError";
+  }
+}
+
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
