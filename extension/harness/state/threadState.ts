@@ -1,0 +1,69 @@
+/**
+ * ThreadState: LangChain's agent state (`messages`) plus DeerFlow's business channels.
+ *
+ * Declared as one agent-level `StateSchema` (the recipe's proven way: `ReducedValue` carries the
+ * reducer; `Annotation.Root` fails inside createAgent). Channels without a reducer are LastValue:
+ * two writes to them in one superstep are an error, which is what we want for `title` and
+ * `thread_data` (one writer each).
+ */
+import { StateSchema, ReducedValue } from "@langchain/langgraph";
+import { z } from "zod";
+import { mergeArtifacts, mergeSandbox, mergeTodos, mergeViewedImages } from "./reducers.js";
+import type { SandboxState, Todo, ViewedImage } from "./reducers.js";
+
+export const SandboxStateZ = z.object({ sandbox_id: z.string().nullable().optional() });
+export const ViewedImageZ = z.object({ mime_type: z.string(), size: z.number(), sha256: z.string() });
+export const TodoZ = z.object({ content: z.string(), status: z.enum(["pending", "in_progress", "completed"]) });
+export const ThreadDataZ = z.object({
+  workspace_path: z.string(),
+  uploads_path: z.string(),
+  outputs_path: z.string(),
+});
+export const UploadedFileZ = z.object({
+  filename: z.string(),
+  size: z.number(),
+  /** Virtual path, `/mnt/user-data/uploads/<name>`. */
+  path: z.string(),
+  extension: z.string(),
+});
+
+export type ThreadData = z.infer<typeof ThreadDataZ>;
+export type UploadedFile = z.infer<typeof UploadedFileZ>;
+
+export const threadStateFields = {
+  sandbox: new ReducedValue(SandboxStateZ.nullable().optional(), {
+    inputSchema: SandboxStateZ.nullable().optional(),
+    reducer: (a: SandboxState | null | undefined, b: SandboxState | null | undefined) => mergeSandbox(a, b),
+  }),
+  /** Host paths of the thread's directories. State only: never part of a model request. */
+  thread_data: ThreadDataZ.nullable().optional(),
+  title: z.string().nullable().optional(),
+  artifacts: new ReducedValue(z.array(z.string()).default(() => []), {
+    inputSchema: z.array(z.string()).nullable().optional(),
+    reducer: (a: string[], b: string[] | null | undefined) => mergeArtifacts(a, b),
+  }),
+  todos: new ReducedValue(z.array(TodoZ).nullable().optional(), {
+    inputSchema: z.array(TodoZ).nullable().optional(),
+    reducer: (a: Todo[] | null | undefined, b: Todo[] | null | undefined) => mergeTodos(a, b),
+  }),
+  uploaded_files: z.array(UploadedFileZ).nullable().optional(),
+  viewed_images: new ReducedValue(z.record(z.string(), ViewedImageZ).default(() => ({})), {
+    inputSchema: z.record(z.string(), ViewedImageZ).nullable().optional(),
+    reducer: (a: Record<string, ViewedImage>, b: Record<string, ViewedImage> | null | undefined) => mergeViewedImages(a, b),
+  }),
+};
+
+/** The business channels; createAgent adds `messages` itself. */
+export const ThreadStateSchema = new StateSchema(threadStateFields);
+
+/** The ThreadState keys as DeerFlow names them, in the order `deerflow state` prints them. */
+export const THREAD_STATE_KEYS = [
+  "messages",
+  "title",
+  "artifacts",
+  "todos",
+  "uploaded_files",
+  "viewed_images",
+  "thread_data",
+  "sandbox",
+] as const;
