@@ -1,0 +1,109 @@
+/**
+ * Chat models for any OpenAI-compatible endpoint (DeerFlow's `create_chat_model`, narrowed to
+ * `@langchain/openai`). Resolution differs from DeerFlow on purpose: an unknown name is an error
+ * that names the configured models, not a silent fallback to `models[0]`: in an editor the user
+ * picked that model and should know it is not the one answering.
+ */
+import { ChatOpenAI } from "@langchain/openai";
+import { HarnessError } from "../errors.js";
+import type { HarnessConfig, ModelConfig } from "../config/harnessConfig.js";
+
+export interface ResolvedModel {
+  /** The configured name (or the model id for an ad-hoc model). */
+  name: string;
+  /** The id sent to the provider. */
+  model: string;
+  baseURL: string | undefined;
+  supportsVision: boolean;
+  supportsThinking: boolean;
+  maxTokens?: number;
+  temperature?: number;
+  /** Where the key comes from: an env var name, or "inline" for `--api-key`. Never the key itself. */
+  apiKeySource: string;
+}
+
+export interface ModelRequest {
+  /** `--model NAME` / the picker; undefined → the default model. */
+  name?: string;
+  /** `--base-url URL`: an ad-hoc endpoint; `name` is then the model id. */
+  baseURL?: string;
+}
+
+/** The operator's own model when nothing is configured: OPENAI_BASE_URL + OPENAI_MODEL/DEERFLOW_MODEL. */
+function envDefaultModel(env: NodeJS.ProcessEnv): ModelConfig | undefined {
+  const id = env.DEERFLOW_MODEL || env.OPENAI_MODEL;
+  if (!env.OPENAI_BASE_URL && !id) return undefined;
+  return {
+    name: id || "default",
+    model: id || "gpt-4o-mini",
+    base_url: env.OPENAI_BASE_URL,
+    supports_vision: true,
+    supports_thinking: false,
+  };
+}
+
+export function resolveModel(config: HarnessConfig, req: ModelRequest, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
+  if (req.baseURL) {
+    if (!req.name) throw new HarnessError("usage", "--base-url needs --model ID: the model id to request from that endpoint.");
+    // Ad-hoc: the operator names endpoint and id directly, for this invocation only. Capabilities
+    // are unknown, so vision is assumed (the provider answers 400 if it cannot take images).
+    return {
+      name: req.name,
+      model: req.name,
+      baseURL: req.baseURL,
+      supportsVision: true,
+      supportsThinking: false,
+      apiKeySource: "OPENAI_API_KEY",
+    };
+  }
+  const models = config.models.length > 0 ? config.models : [envDefaultModel(env)].filter((m): m is ModelConfig => m !== undefined);
+  if (models.length === 0) {
+    throw new HarnessError(
+      "no_models",
+      "No chat models are configured. Add one to the DeerFlow configuration (deerflow.models), set OPENAI_BASE_URL and OPENAI_MODEL, or pass --base-url URL --model ID.",
+    );
+  }
+  const wanted = req.name ?? config.default_model ?? models[0]!.name;
+  const found = models.find((m) => m.name === wanted);
+  if (!found) {
+    throw new HarnessError(
+      "unknown_model",
+      `Unknown model "${wanted}". Configured models: ${models.map((m) => m.name).join(", ")}.`,
+    );
+  }
+  return {
+    name: found.name,
+    model: found.model,
+    baseURL: found.base_url ?? env.OPENAI_BASE_URL,
+    supportsVision: found.supports_vision,
+    supportsThinking: found.supports_thinking,
+    ...(found.max_tokens !== undefined ? { maxTokens: found.max_tokens } : {}),
+    ...(found.temperature !== undefined ? { temperature: found.temperature } : {}),
+    apiKeySource: found.api_key_env ?? "OPENAI_API_KEY",
+  };
+}
+
+export interface ChatModelOptions {
+  /** An explicit key (`--api-key`, SecretStorage via the host). Wins over the environment. */
+  apiKey?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Per-request timeout; DeerFlow streams with a 240 s chunk timeout. */
+  timeoutMs?: number;
+}
+
+export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions = {}): ChatOpenAI {
+  const env = opts.env ?? process.env;
+  // Local OpenAI-compatible servers often need no key, but the client insists on one.
+  const apiKey = opts.apiKey ?? env[resolved.apiKeySource] ?? "no-key";
+  return new ChatOpenAI({
+    model: resolved.model,
+    apiKey,
+    configuration: resolved.baseURL ? { baseURL: resolved.baseURL } : {},
+    streamUsage: true,
+    // Retries are the LLM error-handling middleware's job, where they are visible as events.
+    maxRetries: 0,
+    timeout: opts.timeoutMs ?? 240_000,
+    ...(resolved.maxTokens !== undefined ? { maxTokens: resolved.maxTokens } : {}),
+    ...(resolved.temperature !== undefined ? { temperature: resolved.temperature } : {}),
+  });
+}
