@@ -1,0 +1,244 @@
+/**
+ * File operations on a thread's data by virtual path, shared by the local and the dev container
+ * providers (see provider.ts for why). Every path goes through `resolveVirtualPath` first, and
+ * every path handed back is virtual. Errors carry a `kind` the tools branch on; their messages
+ * may hold host paths, so the tools never show them unmasked.
+ */
+import { mkdir, readFile, writeFile, appendFile, stat } from "node:fs/promises";
+import { openSync, readSync, closeSync, readFileSync, statSync, realpathSync } from "node:fs";
+import { dirname } from "node:path";
+import { HarnessError } from "../errors.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import { hostToVirtual, isAllowedRealPath, isNodeError, isWithin, resolveVirtualPath } from "./paths.js";
+import { escapesRoot, pathMatches, walk } from "./search.js";
+import { withPathLock } from "./pathLock.js";
+
+export type FileErrorKind = "not_found" | "is_directory" | "not_directory" | "permission" | "not_text" | "invalid_regex";
+
+export class SandboxFileError extends Error {
+  constructor(
+    readonly kind: FileErrorKind,
+    message: string,
+  ) {
+    super(message);
+    this.name = "SandboxFileError";
+  }
+}
+
+/** Map any error from a file operation to the kind the tools report, or "other". */
+export function fileErrorKind(err: unknown): FileErrorKind | "other" {
+  if (err instanceof SandboxFileError) return err.kind;
+  if (err instanceof HarnessError) return err.code === "path_denied" ? "permission" : "other";
+  if (!isNodeError(err)) return "other";
+  switch (err.code) {
+    case "ENOENT":
+      return "not_found";
+    case "EISDIR":
+      return "is_directory";
+    case "ENOTDIR":
+      return "not_directory";
+    case "EACCES":
+    case "EPERM":
+    case "EROFS":
+      return "permission";
+    default:
+      return "other";
+  }
+}
+
+export interface GrepMatch {
+  readonly path: string;
+  readonly lineNumber: number;
+  readonly line: string;
+}
+
+export interface SearchResult<T> {
+  readonly matches: T[];
+  readonly truncated: boolean;
+}
+
+export interface GrepOptions {
+  readonly glob?: string | undefined;
+  readonly literal?: boolean;
+  readonly caseSensitive?: boolean;
+  readonly maxResults: number;
+}
+
+/** The file half of DeerFlow's Sandbox, by virtual path. */
+export interface SandboxFiles {
+  readFile(path: string, startLine?: number, endLine?: number): Promise<string>;
+  writeFile(path: string, content: string, append?: boolean): Promise<void>;
+  /** Under the path lock: false when `oldStr` is not in the file. Empty `oldStr` is a no-op. */
+  replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean): Promise<boolean>;
+  listDir(path: string, maxDepth?: number): Promise<string[]>;
+  glob(path: string, pattern: string, includeDirs: boolean, maxResults: number): Promise<SearchResult<string>>;
+  grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>>;
+}
+
+const MAX_GREP_FILE_BYTES = 1_000_000;
+const LINE_SUMMARY_LENGTH = 200;
+const MAX_GREP_LINE_CHARS = LINE_SUMMARY_LENGTH * 10;
+const utf8 = new TextDecoder("utf-8", { fatal: true });
+
+function decodeText(bytes: Uint8Array): string {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    throw new SandboxFileError("not_text", "file is not valid UTF-8 text");
+  }
+}
+
+/** Python's text mode (universal newlines): `\r\n` and `\r` read as `\n`. */
+function universalNewlines(text: string): string {
+  return text.replace(/\r\n?/g, "\n");
+}
+
+function truncateLine(line: string): string {
+  const stripped = line.replace(/[\r\n]+$/, "");
+  return stripped.length <= LINE_SUMMARY_LENGTH ? stripped : `${stripped.slice(0, LINE_SUMMARY_LENGTH - 3)}...`;
+}
+
+function isBinaryFile(path: string): boolean {
+  let fd: number | undefined;
+  try {
+    fd = openSync(path, "r");
+    const buf = Buffer.alloc(8192);
+    const n = readSync(fd, buf, 0, buf.length, 0);
+    return buf.subarray(0, n).includes(0);
+  } catch {
+    return true;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+export class HostFiles implements SandboxFiles {
+  constructor(readonly dirs: ThreadDirs) {}
+
+  async readFile(path: string, startLine?: number, endLine?: number): Promise<string> {
+    const real = resolveVirtualPath(path, this.dirs);
+    const content = universalNewlines(decodeText(await readFile(real)));
+    if (startLine === undefined && endLine === undefined) return content;
+    const lines = content.split("\n");
+    if (content.endsWith("\n")) lines.pop();
+    const start = Math.max(startLine ?? 1, 1);
+    const end = endLine ?? lines.length;
+    return lines.slice(start - 1, Math.max(end, start - 1)).join("\n");
+  }
+
+  async writeFile(path: string, content: string, append = false): Promise<void> {
+    const real = resolveVirtualPath(path, this.dirs);
+    await withPathLock(real, async () => {
+      await mkdir(dirname(real), { recursive: true });
+      if (append) await appendFile(real, content, "utf8");
+      else await writeFile(real, content, "utf8");
+    });
+  }
+
+  async replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean): Promise<boolean> {
+    const real = resolveVirtualPath(path, this.dirs);
+    return withPathLock(real, async () => {
+      // Raw text, not universal newlines: the file keeps its own line endings (DeerFlow rewrites
+      // CRLF files as LF here; we do not). A LF-only old_str still matches a CRLF file.
+      const content = decodeText(await readFile(real));
+      if (oldStr === "") return true;
+      let [from, to] = [oldStr, newStr];
+      if (!content.includes(from) && content.includes("\r\n") && !from.includes("\r")) {
+        [from, to] = [from.replace(/\n/g, "\r\n"), to.replace(/\r?\n/g, "\r\n")];
+      }
+      if (content === "" || !content.includes(from)) return false;
+      const next = replaceAll ? content.split(from).join(to) : content.replace(from, () => to);
+      await writeFile(real, next, "utf8");
+      return true;
+    });
+  }
+
+  async listDir(path: string, maxDepth = 2): Promise<string[]> {
+    const rootReal = resolveVirtualPath(path, this.dirs);
+    const info = await stat(rootReal);
+    if (!info.isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
+    const result: string[] = [];
+    walk(rootReal, (entry) => {
+      const depth = entry.rel.split("/").length;
+      if (depth > maxDepth) return true;
+      let real = entry.path;
+      if (entry.isSymlink) {
+        // DeerFlow shows a symlink by its resolved target, and only when that stays in the root.
+        if (escapesRoot(entry.path, rootReal, isWithin)) return true;
+        real = realpathSync(entry.path);
+      }
+      if (!isAllowedRealPath(real, this.dirs)) return true;
+      result.push(hostToVirtual(real, this.dirs) + (entry.isDir ? "/" : ""));
+      return true;
+    });
+    // `walk` does not enter symlinked dirs, and DeerFlow's depth limit counts from the root.
+    return [...new Set(result)].sort();
+  }
+
+  glob(path: string, pattern: string, includeDirs: boolean, maxResults: number): Promise<SearchResult<string>> {
+    const rootReal = resolveVirtualPath(path, this.dirs);
+    if (!statSync(rootReal).isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
+    const matches: string[] = [];
+    let truncated = false;
+    walk(rootReal, (entry) => {
+      if (entry.isDir && !includeDirs) return true;
+      if (!pathMatches(pattern, entry.rel)) return true;
+      matches.push(hostToVirtual(entry.path, this.dirs));
+      if (matches.length >= maxResults) {
+        truncated = true;
+        return false;
+      }
+      return true;
+    });
+    return Promise.resolve({ matches, truncated });
+  }
+
+  grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>> {
+    const rootReal = resolveVirtualPath(path, this.dirs);
+    const rootIsFile = statSync(rootReal).isFile();
+    if (!rootIsFile && !statSync(rootReal).isDirectory()) {
+      throw new SandboxFileError("not_directory", "not a directory");
+    }
+    let regex: RegExp;
+    try {
+      const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&") : pattern;
+      regex = new RegExp(source, options.caseSensitive ? "" : "i");
+    } catch (err) {
+      throw new SandboxFileError("invalid_regex", err instanceof Error ? err.message : String(err));
+    }
+    const matches: GrepMatch[] = [];
+    let truncated = false;
+    const searchFile = (file: string): boolean => {
+      try {
+        if (statSync(file).size > MAX_GREP_FILE_BYTES || isBinaryFile(file)) return true;
+        const text = readFileSync(file).toString("utf8");
+        const virtual = hostToVirtual(file, this.dirs);
+        const lines = text.split(/(?<=\r\n|\n|\r(?!\n))/);
+        for (let i = 0; i < lines.length; i += 1) {
+          const raw = lines[i] as string;
+          if (raw === "") continue;
+          if (raw.replace(/\r\n$/, "\n").length > MAX_GREP_LINE_CHARS) continue;
+          if (!regex.test(raw.replace(/[\r\n]+$/, ""))) continue;
+          matches.push({ path: virtual, lineNumber: i + 1, line: truncateLine(raw) });
+          if (matches.length >= options.maxResults) {
+            truncated = true;
+            return false;
+          }
+        }
+      } catch {
+        // Unreadable files are skipped, as DeerFlow does on OSError.
+      }
+      return true;
+    };
+    if (rootIsFile) {
+      searchFile(rootReal);
+    } else {
+      walk(rootReal, (entry) => {
+        if (entry.isDir || entry.isSymlink) return true;
+        if (options.glob != null && !pathMatches(options.glob, entry.rel)) return true;
+        return searchFile(entry.path);
+      });
+    }
+    return Promise.resolve({ matches, truncated });
+  }
+}

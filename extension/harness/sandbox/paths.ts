@@ -1,0 +1,250 @@
+/**
+ * The virtual path scheme: what the model sees (`/mnt/user-data/...`) versus where a thread's
+ * data really lives on the host (the workspace folder, and `.deerflow/threads/<id>/{uploads,outputs}`
+ * inside it).
+ *
+ * DeerFlow (`sandbox/tools.py`: replace_virtual_path, validate_local_tool_path,
+ * _resolve_and_validate_user_data_path, mask_local_paths_in_output, replace_virtual_paths_in_command)
+ * keeps the three dirs side by side under one `user-data` parent. Here uploads and outputs sit
+ * *inside* the workspace, next to other threads' data, which changes three things:
+ *   - the bare root `/mnt/user-data` has no host directory (no common parent), so it is refused;
+ *   - masking host → virtual must try the longest root first (outputs/uploads before workspace);
+ *   - a path reached through the workspace that lands in `.deerflow/` is refused unless it is this
+ *     thread's own uploads/outputs (other threads' data must stay invisible).
+ *
+ * Not a security boundary against a hostile local process (a symlink can be swapped between the
+ * check and the use, as in DeerFlow); it keeps a well-meaning model inside the thread's data.
+ */
+import { lstatSync, readlinkSync, realpathSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { HarnessError } from "../errors.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+
+export const VIRTUAL_PATH_PREFIX = "/mnt/user-data";
+export const WORKSPACE_VIRTUAL_PATH = `${VIRTUAL_PATH_PREFIX}/workspace`;
+export const UPLOADS_VIRTUAL_PATH = `${VIRTUAL_PATH_PREFIX}/uploads`;
+export const OUTPUTS_VIRTUAL_PATH = `${VIRTUAL_PATH_PREFIX}/outputs`;
+/** DeerFlow's OUTPUTS_VIRTUAL_PREFIX: the only place present_files accepts. */
+export const OUTPUTS_VIRTUAL_PREFIX = OUTPUTS_VIRTUAL_PATH;
+/** The thread-data folder inside the workspace; hidden from listings and refused (except own dirs). */
+export const THREAD_DATA_DIR_NAME = ".deerflow";
+
+export const PATH_TRAVERSAL_MESSAGE = "Access denied: path traversal detected";
+export const ONLY_USER_DATA_MESSAGE = `Only paths under ${VIRTUAL_PATH_PREFIX}/ are allowed`;
+export const UNMAPPED_VIRTUAL_MESSAGE =
+  `Only paths under ${WORKSPACE_VIRTUAL_PATH}, ${UPLOADS_VIRTUAL_PATH} or ${OUTPUTS_VIRTUAL_PATH} are allowed`;
+
+type RootName = "workspace" | "uploads" | "outputs";
+
+interface Root {
+  readonly name: RootName;
+  readonly virtual: string;
+  readonly host: string;
+}
+
+/** Roots ordered longest host path first: uploads/outputs live inside the workspace. */
+function rootsOf(dirs: ThreadDirs): Root[] {
+  const roots: Root[] = [
+    { name: "workspace", virtual: WORKSPACE_VIRTUAL_PATH, host: dirs.workspace },
+    { name: "uploads", virtual: UPLOADS_VIRTUAL_PATH, host: dirs.uploads },
+    { name: "outputs", virtual: OUTPUTS_VIRTUAL_PATH, host: dirs.outputs },
+  ];
+  return roots.sort((a, b) => b.host.length - a.host.length);
+}
+
+function deny(message: string): HarnessError {
+  return new HarnessError("path_denied", message);
+}
+
+/** Any `..` segment (either separator) is refused outright, before any mapping. */
+export function rejectPathTraversal(path: string): void {
+  for (const segment of path.replace(/\\/g, "/").split("/")) {
+    if (segment === "..") throw deny(PATH_TRAVERSAL_MESSAGE);
+  }
+}
+
+/** True when `path` equals `root` or lies below it (segment boundary, not string prefix). */
+export function isWithin(path: string, root: string): boolean {
+  const [p, r] = caseFold(path, root);
+  if (p === r) return true;
+  const base = r.endsWith(sep) ? r : r + sep;
+  return p.startsWith(base);
+}
+
+/** macOS and Windows volumes are usually case-insensitive: compare folded there. */
+function caseFold(a: string, b: string): [string, string] {
+  if (process.platform === "darwin" || process.platform === "win32") return [a.toLowerCase(), b.toLowerCase()];
+  return [a, b];
+}
+
+/**
+ * Lexical virtual → host mapping for one of the three roots (no validation, no symlinks).
+ * Returns undefined for anything that is not `/mnt/user-data/{workspace,uploads,outputs}[/...]`.
+ * A trailing slash is kept, as DeerFlow's replace_virtual_path does.
+ */
+export function virtualToHost(virtualPath: string, dirs: ThreadDirs): string | undefined {
+  for (const root of rootsOf(dirs)) {
+    if (virtualPath === root.virtual) return root.host;
+    if (virtualPath.startsWith(`${root.virtual}/`)) {
+      const rest = virtualPath.slice(root.virtual.length).replace(/^\/+/, "");
+      if (rest === "") return root.host + sep;
+      const joined = join(root.host, rest);
+      return virtualPath.endsWith("/") && !joined.endsWith(sep) ? joined + sep : joined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Resolve a model-supplied path to a validated real host path.
+ *
+ * Order matters and mirrors DeerFlow: traversal first, then "is it virtual at all", then the
+ * mapping, then symlink resolution and containment. Every refusal is a
+ * `HarnessError("path_denied")` whose message names no host path.
+ */
+export function resolveVirtualPath(virtualPath: string, dirs: ThreadDirs): string {
+  rejectPathTraversal(virtualPath);
+  if (!virtualPath.startsWith(`${VIRTUAL_PATH_PREFIX}/`)) throw deny(ONLY_USER_DATA_MESSAGE);
+  const host = virtualToHost(virtualPath, dirs);
+  if (host === undefined) throw deny(UNMAPPED_VIRTUAL_MESSAGE);
+  const real = realPathAllowingMissing(resolve(host));
+  if (!isAllowedRealPath(real, dirs)) throw deny(PATH_TRAVERSAL_MESSAGE);
+  return real;
+}
+
+/**
+ * Where a real (symlink-free) host path may be: inside this thread's uploads or outputs, or inside
+ * the workspace but not inside its `.deerflow/` (other threads' uploads and outputs live there).
+ */
+export function isAllowedRealPath(real: string, dirs: ThreadDirs): boolean {
+  if (isWithin(real, dirs.uploads) || isWithin(real, dirs.outputs)) return true;
+  if (!isWithin(real, dirs.workspace)) return false;
+  return !isWithin(real, join(dirs.workspace, THREAD_DATA_DIR_NAME));
+}
+
+const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * realpath for paths that may not exist yet (write_file to a new file): the realpath of the
+ * nearest existing ancestor plus the missing tail. A dangling symlink is followed by hand, because
+ * writing through it would create its target, wherever that is.
+ */
+export function realPathAllowingMissing(path: string, hops = 0): string {
+  if (hops > MAX_SYMLINK_HOPS) throw deny(PATH_TRAVERSAL_MESSAGE);
+  const tail: string[] = [];
+  let current = path;
+  for (;;) {
+    try {
+      const real = realpathSync(current);
+      return tail.length === 0 ? real : join(real, ...tail.reverse());
+    } catch (err) {
+      if (!isNodeError(err) || (err.code !== "ENOENT" && err.code !== "ENOTDIR")) throw err;
+    }
+    const link = danglingLinkTarget(current);
+    if (link !== undefined) {
+      const target = isAbsolute(link) ? link : resolve(dirname(current), link);
+      const rest = tail.length === 0 ? target : join(target, ...[...tail].reverse());
+      return realPathAllowingMissing(rest, hops + 1);
+    }
+    const parent = dirname(current);
+    if (parent === current) return join(current, ...tail.reverse());
+    tail.push(current.slice(parent.length).replace(/^[/\\]+/, ""));
+    current = parent;
+  }
+}
+
+function danglingLinkTarget(path: string): string | undefined {
+  try {
+    if (!lstatSync(path).isSymbolicLink()) return undefined;
+    return readlinkSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+export function isNodeError(err: unknown): err is NodeJS.ErrnoException {
+  return err instanceof Error && typeof (err as NodeJS.ErrnoException).code === "string";
+}
+
+// ---- host → virtual ---------------------------------------------------------------------------
+
+/**
+ * The boundary after a host root and the path tail, as in DeerFlow's path_patterns.py: the root
+ * must end at a segment boundary (so `/ws` never matches inside `/ws-backup`), `$` lets output
+ * that ends exactly at a root be masked, and the tail stops at whitespace and shell punctuation.
+ */
+const SEGMENT_BOUNDARY = String.raw`(?=/|$|[^\w./-])`;
+const PATH_TAIL = String.raw`(?:/[^\s"';&|<>()]*)?`;
+const VIRTUAL_ROOT_AT_START = new RegExp(String.raw`^/mnt/user-data/(?:workspace|uploads|outputs)(?=/|$|[^\w./-])`);
+
+const maskCache = new Map<string, { pattern: RegExp; roots: Root[] }>();
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}
+
+function maskPatternFor(dirs: ThreadDirs): { pattern: RegExp; roots: Root[] } {
+  const key = `${dirs.workspace}\0${dirs.uploads}\0${dirs.outputs}`;
+  let entry = maskCache.get(key);
+  if (!entry) {
+    const roots = rootsOf(dirs);
+    // One alternation, longest root first, so a path inside outputs is never taken for a
+    // workspace path and nothing is rewritten twice.
+    const alternation = roots.map((r) => `(${escapeRegExp(r.host)})`).join("|");
+    entry = { pattern: new RegExp(`(?:${alternation})${SEGMENT_BOUNDARY}${PATH_TAIL}`, "g"), roots };
+    if (maskCache.size > 256) maskCache.clear();
+    maskCache.set(key, entry);
+  }
+  return entry;
+}
+
+/**
+ * DeerFlow's mask_local_paths_in_output: rewrite every host path of this thread in `output` to
+ * its virtual form. Idempotent: an already-virtual path is left alone even if a host root happens
+ * to be a prefix of `/mnt/user-data/...`.
+ */
+export function maskLocalPathsInOutput(output: string, dirs: ThreadDirs): string {
+  if (output === "") return output;
+  const { pattern, roots } = maskPatternFor(dirs);
+  pattern.lastIndex = 0;
+  return output.replace(pattern, (match: string, ...groups: unknown[]) => {
+    const offset = groups[roots.length] as number;
+    if (VIRTUAL_ROOT_AT_START.test(output.slice(offset))) return match;
+    const index = groups.slice(0, roots.length).findIndex((g) => typeof g === "string");
+    const root = roots[index];
+    if (!root) return match;
+    const relative = match.slice(root.host.length).replace(/^[/\\]+/, "");
+    return relative ? `${root.virtual}/${relative}` : root.virtual;
+  });
+}
+
+/** A single real host path to its virtual form (used for listings and search results). */
+export function hostToVirtual(hostPath: string, dirs: ThreadDirs): string {
+  for (const root of rootsOf(dirs)) {
+    if (isWithin(hostPath, root.host)) {
+      const relative = hostPath.slice(root.host.length).replace(/^[/\\]+/, "").split(sep).join("/");
+      return relative ? `${root.virtual}/${relative}` : root.virtual;
+    }
+  }
+  return maskLocalPathsInOutput(hostPath, dirs);
+}
+
+// ---- virtual → host inside bash commands -------------------------------------------------------
+
+/**
+ * Only genuine `/mnt/user-data` tokens: the lookahead keeps `/mnt/user-data-backup`,
+ * `/mnt/user-data2`, `/mnt/user-data.bak` untouched (DeerFlow's replace_virtual_paths_in_command).
+ */
+const COMMAND_VIRTUAL_PATTERN = new RegExp(String.raw`/mnt/user-data(?=/|$|[^\w./-])(/[^\s"';&|<>()]*)?`, "g");
+
+/**
+ * Rewrite virtual paths in a command to host paths. Paths that have no host mapping (the bare
+ * root) are left as they are; validateLocalBashCommandPaths refuses them before this runs.
+ */
+export function replaceVirtualPathsInCommand(command: string, dirs: ThreadDirs): string {
+  if (!command.includes(VIRTUAL_PATH_PREFIX)) return command;
+  return command.replace(COMMAND_VIRTUAL_PATTERN, (match) => {
+    const host = virtualToHost(match, dirs);
+    return host === undefined ? match : host.replace(/\\/g, "/");
+  });
+}

@@ -1,0 +1,100 @@
+/**
+ * Lazy sandbox acquisition for the sandbox tools (DeerFlow's ensure_sandbox_initialized,
+ * `sandbox/tools.py:1373`) and the shared tool plumbing.
+ *
+ * The first sandbox tool call of a thread finds no `state.sandbox.sandbox_id` (or one the provider
+ * no longer knows, e.g. restored from a checkpoint after a restart) and acquires. Python DeerFlow
+ * then mutates `runtime.state`; LangGraph.js state is immutable from a tool, so the tool returns
+ * `Command({ update: { sandbox: { sandbox_id }, messages: [ToolMessage] } })` instead. Parallel
+ * first calls acquire the same id (one sandbox per thread), which the `sandbox` channel's
+ * conflict-checking reducer accepts.
+ */
+import { ToolMessage } from "@langchain/core/messages";
+import { Command } from "@langchain/langgraph";
+import type { ThreadDirs } from "../../threads/threadDirs.js";
+import { HarnessError } from "../../errors.js";
+import type { Sandbox, SandboxProvider } from "../../sandbox/provider.js";
+import { HostFiles, type SandboxFiles } from "../../sandbox/files.js";
+import { sanitizeError } from "./output.js";
+
+export interface SandboxToolDeps {
+  readonly dirs: ThreadDirs;
+  readonly provider: SandboxProvider;
+  /** The user's consent to run commands on the host (local provider only). */
+  readonly allowHostCommands: boolean;
+  /** Per-command wall clock; DeerFlow's sandbox.bash_command_timeout (600 s). */
+  readonly bashTimeoutMs?: number;
+}
+
+/** The slice of ToolRuntime the sandbox tools read; everything optional so a bare invoke works. */
+export interface SandboxToolRuntime {
+  readonly state?: unknown;
+  readonly toolCallId?: string;
+  readonly toolCall?: { readonly id?: string };
+  readonly signal?: AbortSignal;
+}
+
+export interface ToolContext {
+  readonly sandbox: Sandbox;
+  readonly files: SandboxFiles;
+  readonly dirs: ThreadDirs;
+  readonly signal: AbortSignal | undefined;
+}
+
+function stateSandboxId(state: unknown): string | undefined {
+  if (typeof state !== "object" || state === null) return undefined;
+  const sandbox = (state as { sandbox?: unknown }).sandbox;
+  if (typeof sandbox !== "object" || sandbox === null) return undefined;
+  const id = (sandbox as { sandbox_id?: unknown }).sandbox_id;
+  return typeof id === "string" && id !== "" ? id : undefined;
+}
+
+/**
+ * Run a tool body with the thread's sandbox, acquiring it first when needed. The body returns the
+ * tool's text and must not throw; anything it does throw becomes "Error: ..." with host paths
+ * masked, so a tool never throws to the agent.
+ */
+export async function runSandboxTool(
+  name: string,
+  deps: SandboxToolDeps,
+  runtime: SandboxToolRuntime | undefined,
+  body: (ctx: ToolContext) => Promise<string>,
+): Promise<string | Command> {
+  let sandbox: Sandbox | undefined;
+  let acquiredId: string | undefined;
+  try {
+    const existing = stateSandboxId(runtime?.state);
+    if (existing !== undefined) sandbox = await deps.provider.get(existing);
+    if (!sandbox) {
+      const signal = runtime?.signal;
+      acquiredId = await deps.provider.acquire(deps.dirs.threadId, signal ? { signal } : {});
+      sandbox = await deps.provider.get(acquiredId);
+      if (!sandbox) throw new HarnessError("sandbox_runtime", "Sandbox not found after acquisition");
+    }
+  } catch (err) {
+    return err instanceof HarnessError
+      ? `Error: ${sanitizeError(err, deps.dirs).replace(/^HarnessError: /, "")}`
+      : `Error: Unexpected error initializing sandbox: ${sanitizeError(err, deps.dirs)}`;
+  }
+
+  let content: string;
+  try {
+    content = await body({
+      sandbox,
+      files: sandbox.files ?? new HostFiles(deps.dirs),
+      dirs: deps.dirs,
+      signal: runtime?.signal,
+    });
+  } catch (err) {
+    content = `Error: Unexpected error in ${name}: ${sanitizeError(err, deps.dirs)}`;
+  }
+
+  const toolCallId = runtime?.toolCallId ?? runtime?.toolCall?.id;
+  if (acquiredId === undefined || toolCallId === undefined) return content;
+  return new Command({
+    update: {
+      sandbox: { sandbox_id: acquiredId },
+      messages: [new ToolMessage({ content, tool_call_id: toolCallId, name })],
+    },
+  });
+}
