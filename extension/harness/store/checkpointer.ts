@@ -1,0 +1,393 @@
+/**
+ * LangGraph checkpointer on the harness database, with storage linear in the thread's length.
+ *
+ * The stock SqliteSaver serializes every channel's full value into every checkpoint; createAgent
+ * writes one checkpoint per hook node, so a 200-turn DeerFlow thread reaches ~395 MB. Here a
+ * checkpoint row holds only the checkpoint's skeleton and a small reference per channel
+ * (migrations/checkpointTables.ts): message lists point into the per-thread message log
+ * (messageLog.ts), other values are content-addressed per thread or inlined when tiny.
+ * We do not rely on `newVersions`: every put stores the complete state by reference, so
+ * getTuple never walks ancestors and any checkpoint can be read (or forked) on its own.
+ *
+ * Concurrency: every write is one IMMEDIATE transaction; all async work (serialization) happens
+ * before it. One process writes a thread at a time (the run lease), but a second process is
+ * detected through `checkpoint_threads.epoch` and never corrupts the log (see put()).
+ */
+import { randomUUID } from "node:crypto";
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  copyCheckpoint,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import { HarnessError } from "../errors.js";
+import type { Db } from "./db.js";
+import { LogBatch, MessageLog, type LogRow, isMessage, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
+import { prepareCheckpointStatements, type CheckpointRow, type CheckpointStatements, type WriteRow } from "./checkpointSql.js";
+
+/** How a channel value is referenced from its checkpoint row. */
+type ChannelRef = { m: SeqRange[] } | { h: string } | { j: string };
+
+/** Below this many bytes a value is inlined: a 64-char hash reference would cost as much. */
+const INLINE_MAX = 96;
+/** Write-value types of our own, next to the serializer's "json" / "bytes". */
+const MSGS = "lg:msgs";
+const MSG = "lg:msg";
+
+const utf8 = new TextDecoder();
+
+interface EncodedValue {
+  key: string;
+  version: unknown;
+  value: unknown;
+  ref?: ChannelRef;
+  slots?: Slot[];
+  insert?: { hash: string; type: string; bytes: Uint8Array };
+}
+
+interface EncodedWrite {
+  channel: string;
+  idx: number;
+  type: string;
+  bytes?: Uint8Array;
+  slots?: Slot[];
+}
+
+/** Everything one tuple needs from the database, read in one (consistent) read transaction. */
+interface TupleRows {
+  row: CheckpointRow;
+  refs: Record<string, ChannelRef>;
+  values: Map<string, { type: string; value: Buffer }>;
+  messages: Map<string, LogRow[]>;
+  writes: WriteRow[];
+  writeMessages: Map<WriteRow, LogRow[]>;
+  parentSends: WriteRow[];
+  parentSendMessages: Map<WriteRow, LogRow[]>;
+  cache: ThreadCache;
+}
+
+function requireThreadId(config: RunnableConfig, what: string): string {
+  if (!config.configurable) throw new HarnessError("storage", `${what}: the config has no "configurable".`);
+  const threadId: unknown = config.configurable.thread_id;
+  if (typeof threadId !== "string" || threadId === "") {
+    throw new HarnessError("storage", `${what}: config.configurable.thread_id is missing; pass { configurable: { thread_id } }.`);
+  }
+  return threadId;
+}
+
+export class LinearSqliteSaver extends BaseCheckpointSaver {
+  private readonly sql: CheckpointStatements;
+  private readonly log: MessageLog;
+  private readonly caches = new Map<string, ThreadCache>();
+
+  constructor(
+    readonly db: Db,
+    serde?: SerializerProtocol,
+  ) {
+    super(serde);
+    this.sql = prepareCheckpointStatements(db);
+    this.log = new MessageLog(db, this.serde);
+  }
+
+  private cacheOf(threadId: string): ThreadCache {
+    let cache = this.caches.get(threadId);
+    if (!cache) this.caches.set(threadId, (cache = newThreadCache()));
+    return cache;
+  }
+
+  /**
+   * Inside a write transaction: is `cache` still about the thread's current rows? A thread gets
+   * a fresh random epoch when first written; deleteThread removes it. A mismatch means another
+   * process deleted the thread since we cached it: our cached seqs may now name other rows.
+   */
+  private epochMatches(threadId: string, cache: ThreadCache): boolean {
+    let epoch = this.sql.selectEpoch.get(threadId)?.epoch;
+    if (epoch === undefined) {
+      epoch = randomUUID();
+      this.sql.insertEpoch.run(threadId, epoch);
+    }
+    if (cache.epoch === undefined) cache.epoch = epoch; // an epoch-less cache holds no entries
+    return cache.epoch === epoch;
+  }
+
+  /** Runs `encode` then `write` in an IMMEDIATE transaction, once more with a cold cache if stale. */
+  private async writeWithCache<E>(
+    threadId: string,
+    encode: (cache: ThreadCache, batch: LogBatch) => Promise<E>,
+    write: (encoded: E) => void,
+    after: (cache: ThreadCache, encoded: E) => void,
+  ): Promise<void> {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const cache = this.cacheOf(threadId);
+      const batch = new LogBatch();
+      const encoded = await encode(cache, batch);
+      const ok = this.db
+        .transaction(() => {
+          if (!this.epochMatches(threadId, cache)) return false;
+          this.log.resolve(threadId, batch);
+          write(encoded);
+          return true;
+        })
+        .immediate();
+      if (ok) {
+        this.log.remember(cache, batch);
+        after(cache, encoded);
+        return;
+      }
+      this.caches.delete(threadId);
+    }
+    throw new HarnessError("storage", `Thread ${threadId} keeps changing under this process; retry the run.`);
+  }
+
+  private async encodeChannel(cache: ThreadCache, ns: string, channel: string, value: unknown, version: unknown, batch: LogBatch): Promise<EncodedValue> {
+    const key = `${ns}\u0000${channel}`;
+    const prev = cache.values.get(key);
+    // Same version and same object: LangGraph did not touch the channel since our last put.
+    if (prev && prev.version === version && prev.value === value) return { key, version, value, ref: prev.ref as ChannelRef };
+    if (isMessageList(value)) return { key, version, value, slots: await this.log.slots(cache, value, batch) };
+    const [type, bytes] = await this.serde.dumpsTyped(value);
+    if (type === "json" && bytes.byteLength <= INLINE_MAX) return { key, version, value, ref: { j: utf8.decode(bytes) } };
+    const hash = sha256(Buffer.concat([Buffer.from(`${type}\u0000`), bytes]));
+    return { key, version, value, ref: { h: hash }, insert: { hash, type, bytes } };
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, _newVersions: ChannelVersions): Promise<RunnableConfig> {
+    const threadId = requireThreadId(config, "put");
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const parentId = (config.configurable?.checkpoint_id as string | undefined) || null;
+    const skeleton = copyCheckpoint(checkpoint);
+    const channelValues = skeleton.channel_values;
+    skeleton.channel_values = {};
+    const [[type, skeletonBytes], [metaType, metaBytes]] = await Promise.all([
+      this.serde.dumpsTyped(skeleton),
+      this.serde.dumpsTyped(metadata),
+    ]);
+    // metadata stays JSON text so list() can filter on it in SQL
+    if (metaType !== "json") throw new HarnessError("storage", `Checkpoint metadata must serialize to JSON, got "${metaType}".`);
+    const metadataText = utf8.decode(metaBytes);
+
+    await this.writeWithCache(
+      threadId,
+      async (cache, batch) => {
+        const out: [string, EncodedValue][] = [];
+        for (const [channel, value] of Object.entries(channelValues)) {
+          out.push([channel, await this.encodeChannel(cache, ns, channel, value, checkpoint.channel_versions[channel], batch)]);
+        }
+        return out;
+      },
+      (encoded) => {
+        const refs: Record<string, ChannelRef> = {};
+        for (const [channel, e] of encoded) {
+          if (e.slots) e.ref = { m: MessageLog.ranges(e.slots) };
+          if (e.insert) this.sql.insertValue.run(threadId, e.insert.hash, e.insert.type, e.insert.bytes);
+          refs[channel] = e.ref!;
+        }
+        this.sql.upsertCheckpoint.run(threadId, ns, checkpoint.id, parentId, type, skeletonBytes, JSON.stringify(refs), metadataText);
+      },
+      (cache, encoded) => {
+        for (const [, e] of encoded) cache.values.set(e.key, { version: e.version, value: e.value, ref: e.ref });
+      },
+    );
+    return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    const threadId = requireThreadId(config, "putWrites");
+    const checkpointId = config.configurable?.checkpoint_id as string | undefined;
+    if (!checkpointId) throw new HarnessError("storage", "putWrites: config.configurable.checkpoint_id is missing.");
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    // Conflict policy (as LangGraph's own savers): special writes (error, interrupt, resume,
+    // scheduled) replace an earlier one of the same task; regular writes are idempotent, the
+    // first one wins, because a retried task re-sends the same writes.
+    const allSpecial = writes.every(([channel]) => channel in WRITES_IDX_MAP);
+    const stmt = allSpecial ? this.sql.replaceWrite : this.sql.insertWrite;
+
+    await this.writeWithCache(
+      threadId,
+      (cache, batch) =>
+        Promise.all(
+          writes.map(async ([channel, value], i): Promise<EncodedWrite> => {
+            const idx = WRITES_IDX_MAP[channel] ?? i;
+            if (isMessageList(value)) return { channel, idx, type: MSGS, slots: await this.log.slots(cache, value, batch) };
+            if (isMessage(value)) return { channel, idx, type: MSG, slots: await this.log.slots(cache, [value], batch) };
+            const [type, bytes] = await this.serde.dumpsTyped(value);
+            return { channel, idx, type, bytes };
+          }),
+        ),
+      (encoded) => {
+        for (const w of encoded) {
+          const value = w.slots ? JSON.stringify(MessageLog.ranges(w.slots)) : w.bytes;
+          stmt.run(threadId, ns, checkpointId, taskId, w.idx, w.channel, taskPath, w.type, value);
+        }
+      },
+      () => undefined,
+    );
+  }
+
+  deleteThread(threadId: string): Promise<void> {
+    this.db.transaction(() => {
+      for (const del of this.sql.deleteThread) del.run(threadId);
+    })();
+    this.caches.delete(threadId);
+    return Promise.resolve();
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const threadId = config.configurable?.thread_id as string | undefined;
+    if (!threadId) return undefined;
+    const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
+    const checkpointId = getCheckpointId(config);
+    const rows = this.db.transaction(() => {
+      const row = checkpointId ? this.sql.selectCheckpoint.get(threadId, ns, checkpointId) : this.sql.selectLatest.get(threadId, ns);
+      return row ? this.readTuple(row, new Map<string, Map<number, LogRow>>()) : undefined;
+    })();
+    return rows ? this.buildTuple(rows) : undefined;
+  }
+
+  async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { limit, before, filter } = options;
+    const where: string[] = [];
+    const args: unknown[] = [];
+    const c = config.configurable ?? {};
+    const and = (clause: string, ...values: unknown[]) => {
+      where.push(clause);
+      args.push(...values);
+    };
+    if (c.thread_id) and("thread_id = ?", c.thread_id);
+    if (c.checkpoint_ns !== undefined && c.checkpoint_ns !== null) and("checkpoint_ns = ?", c.checkpoint_ns);
+    if (c.checkpoint_id) and("checkpoint_id = ?", c.checkpoint_id);
+    if (before?.configurable?.checkpoint_id) and("checkpoint_id < ?", before.configurable.checkpoint_id);
+    for (const [key, value] of Object.entries(filter ?? {})) {
+      if (value === undefined) continue;
+      // JSON-text equality, the same semantics as the stock SqliteSaver (exact for scalars)
+      and("metadata -> ? = ?", `$."${key.replaceAll('"', '\\"')}"`, JSON.stringify(value));
+    }
+    let sql = `SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints`;
+    if (where.length) sql += ` WHERE ${where.join(" AND ")}`;
+    sql += " ORDER BY checkpoint_id DESC";
+    if (limit !== undefined && limit > 0) {
+      sql += " LIMIT ?";
+      args.push(Math.floor(limit));
+    }
+    // Keys first (small), then each tuple in its own read transaction: the consumer may write
+    // between yields, and better-sqlite3 cannot run statements while an iterator is open.
+    const keys = this.db.prepare<unknown[], { thread_id: string; checkpoint_ns: string; checkpoint_id: string }>(sql).all(...args);
+    const memo = new Map<string, Map<number, LogRow>>();
+    for (const k of keys) {
+      const rows = this.db.transaction(() => {
+        const row = this.sql.selectCheckpoint.get(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
+        return row ? this.readTuple(row, memo) : undefined; // deleted meanwhile: skip
+      })();
+      if (rows) yield await this.buildTuple(rows);
+    }
+  }
+
+  /** Synchronous part of a read: every row the tuple needs. */
+  private readTuple(row: CheckpointRow, memo: Map<string, Map<number, LogRow>>): TupleRows {
+    const threadId = row.thread_id;
+    const epoch = this.sql.selectEpoch.get(threadId)?.epoch;
+    let cache = this.caches.get(threadId);
+    if (!cache || cache.epoch !== epoch) this.caches.set(threadId, (cache = newThreadCache(epoch)));
+    let threadMemo = memo.get(threadId);
+    if (!threadMemo) memo.set(threadId, (threadMemo = new Map<number, LogRow>()));
+
+    const refs = JSON.parse(row.channel_refs) as Record<string, ChannelRef>;
+    const values = new Map<string, { type: string; value: Buffer }>();
+    const messages = new Map<string, LogRow[]>();
+    for (const [channel, ref] of Object.entries(refs)) {
+      if ("m" in ref) messages.set(channel, this.log.readRows(threadId, ref.m, threadMemo));
+      else if ("h" in ref) {
+        const v = this.sql.selectValue.get(threadId, ref.h);
+        if (!v) throw new HarnessError("storage", `Checkpoint ${row.checkpoint_id} of thread ${threadId} references a missing value.`);
+        values.set(channel, v);
+      }
+    }
+    const readWriteMessages = (ws: WriteRow[]) => {
+      const out = new Map<WriteRow, LogRow[]>();
+      for (const w of ws) {
+        if (w.type === MSGS || w.type === MSG) {
+          out.set(w, this.log.readRows(threadId, JSON.parse(String(w.value)) as SeqRange[], threadMemo));
+        }
+      }
+      return out;
+    };
+    const writes = this.sql.selectWrites.all(threadId, row.checkpoint_ns, row.checkpoint_id);
+    // Only checkpoints older than format v4 need their parent's sends; reading them always is one
+    // indexed query and keeps this function synchronous.
+    const parentSends = row.parent_checkpoint_id
+      ? this.sql.selectSends.all(threadId, row.checkpoint_ns, row.parent_checkpoint_id, TASKS)
+      : [];
+    return {
+      row,
+      refs,
+      values,
+      messages,
+      writes,
+      writeMessages: readWriteMessages(writes),
+      parentSends,
+      parentSendMessages: readWriteMessages(parentSends),
+      cache,
+    };
+  }
+
+  private async decodeWrite(r: TupleRows, w: WriteRow, messages: Map<WriteRow, LogRow[]>): Promise<unknown> {
+    if (w.type === MSGS) return this.log.revive(r.cache, messages.get(w)!);
+    if (w.type === MSG) return (await this.log.revive(r.cache, messages.get(w)!))[0];
+    if (w.type === "bytes" && w.value !== null) return new Uint8Array(Buffer.from(w.value));
+    return this.serde.loadsTyped(w.type, w.value ?? "");
+  }
+
+  /** Asynchronous part of a read: deserialization. */
+  private async buildTuple(r: TupleRows): Promise<CheckpointTuple> {
+    const { row } = r;
+    const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint;
+    const channelValues: Record<string, unknown> = {};
+    for (const [channel, ref] of Object.entries(r.refs)) {
+      if ("j" in ref) channelValues[channel] = await this.serde.loadsTyped("json", ref.j);
+      else if ("h" in ref) {
+        const v = r.values.get(channel)!;
+        // better-sqlite3 returns a Buffer; the value that was put was a plain Uint8Array
+        channelValues[channel] = v.type === "bytes" ? new Uint8Array(v.value) : await this.serde.loadsTyped(v.type, v.value);
+      } else channelValues[channel] = await this.log.revive(r.cache, r.messages.get(channel)!);
+    }
+    checkpoint.channel_values = channelValues;
+
+    const sorted = [...r.writes].sort((a, b) =>
+      compareWritesSortKeys(writesSortKey(a.task_path, a.task_id, a.idx), writesSortKey(b.task_path, b.task_id, b.idx)),
+    );
+    const pendingWrites: CheckpointPendingWrite[] = await Promise.all(
+      sorted.map(async (w): Promise<CheckpointPendingWrite> => [w.task_id, w.channel, await this.decodeWrite(r, w, r.writeMessages)]),
+    );
+    if (checkpoint.v < 4 && row.parent_checkpoint_id) {
+      // Format < 4 kept pending sends on the checkpoint; newer LangGraph expects them as a channel.
+      checkpoint.channel_values[TASKS] = await Promise.all(r.parentSends.map((w) => this.decodeWrite(r, w, r.parentSendMessages)));
+      const versions = Object.values(checkpoint.channel_versions);
+      checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+    }
+    const tuple: CheckpointTuple = {
+      config: { configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id } },
+      checkpoint,
+      metadata: (await this.serde.loadsTyped("json", row.metadata)) as CheckpointMetadata,
+      pendingWrites,
+    };
+    if (row.parent_checkpoint_id) {
+      tuple.parentConfig = {
+        configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.parent_checkpoint_id },
+      };
+    }
+    return tuple;
+  }
+}

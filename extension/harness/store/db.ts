@@ -1,0 +1,145 @@
+/**
+ * The harness database: one SQLite file per workspace folder, opened with better-sqlite3.
+ *
+ * Why a file per folder: a workspace's threads, runs and checkpoints travel together and are
+ * deleted together, and two VS Code windows on different folders never contend for one lock.
+ * Why outside the workspace: the sandbox can read and write the workspace; it must not be able to
+ * read or forge run state (ARCHITECTURE.md, "Thread data on workspace folders").
+ */
+import Database from "better-sqlite3";
+import { createHash } from "node:crypto";
+import { mkdirSync, realpathSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { HarnessError, errorMessage } from "../errors.js";
+import { migrations, type Migration } from "./migrations/index.js";
+import { createBlobStore, type BlobStore } from "./blobs.js";
+import { LinearSqliteSaver } from "./checkpointer.js";
+import { createThreadStore, type ThreadStore } from "./threads.js";
+
+export type Db = Database.Database;
+
+/** How long a writer waits for another connection's write lock before SQLITE_BUSY. */
+const BUSY_TIMEOUT_MS = 5000;
+
+/**
+ * Opens (creating if needed) a database file and brings its schema up to date.
+ * `:memory:` works too (tests), but WAL then silently stays "memory".
+ */
+export function openDatabase(file: string, options: { migrations?: readonly Migration[] } = {}): Db {
+  let db: Db;
+  try {
+    db = new Database(file);
+  } catch (err) {
+    throw new HarnessError("storage", `Cannot open the harness database ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+  try {
+    // WAL: readers (the panel replaying events) never block the writer (the run worker).
+    db.pragma("journal_mode = WAL");
+    // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the
+    // last commits, which a checkpoint-resumable run tolerates.
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    migrate(db, options.migrations ?? migrations);
+    return db;
+  } catch (err) {
+    db.close();
+    if (err instanceof HarnessError) throw err;
+    throw new HarnessError("storage", `Cannot prepare the harness database ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/**
+ * Applies the migrations the file has not seen yet. `PRAGMA user_version` is the source of truth
+ * (it is atomic with the transaction); `schema_migrations` is a human-readable audit of when each
+ * ran. A file from a newer build (user_version beyond what we know) is refused rather than
+ * silently misread.
+ */
+export function migrate(db: Db, list: readonly Migration[]): void {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+  version    INTEGER PRIMARY KEY,
+  name       TEXT NOT NULL,
+  applied_at INTEGER NOT NULL
+)`);
+  const current = db.pragma("user_version", { simple: true }) as number;
+  if (current > list.length) {
+    throw new HarnessError(
+      "storage",
+      `The harness database has schema version ${current}, newer than this build knows (${list.length}). Update the extension.`,
+    );
+  }
+  const record = db.prepare("INSERT OR REPLACE INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)");
+  for (let i = current; i < list.length; i++) {
+    const m = list[i]!;
+    const version = i + 1;
+    // IMMEDIATE: two processes opening the same fresh file must not both apply migration 1.
+    db.transaction(() => {
+      // Re-read inside the lock: the other process may have migrated while we waited.
+      if ((db.pragma("user_version", { simple: true }) as number) >= version) return;
+      db.exec(m.sql);
+      record.run(version, m.name, Date.now());
+      db.pragma(`user_version = ${version}`);
+    }).immediate();
+  }
+}
+
+/**
+ * The default per-user data directory of the harness (never inside a workspace):
+ * Linux `$XDG_DATA_HOME/deerflow` or `~/.local/share/deerflow`; macOS
+ * `~/Library/Application Support/deerflow`; Windows `%LOCALAPPDATA%\deerflow`.
+ * The extension passes its `globalStorageUri` instead; the CLI takes `--data-dir`.
+ */
+export function defaultDataDir(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string {
+  const home = env.HOME || env.USERPROFILE || homedir();
+  if (platform === "win32") return join(env.LOCALAPPDATA || join(home, "AppData", "Local"), "deerflow");
+  if (platform === "darwin") return join(home, "Library", "Application Support", "deerflow");
+  return join(env.XDG_DATA_HOME || join(home, ".local", "share"), "deerflow");
+}
+
+/** Alias of {@link defaultDataDir}. */
+export const dataDir = defaultDataDir;
+
+/**
+ * Where a folder's database lives: `<dataDir>/workspaces/<key>/harness.db`, key = first 16 hex of
+ * sha256(realpath(folder)). realpath so a symlinked or differently-cased path opens the same file.
+ */
+export function workspaceDbPath(dataDirectory: string, workspaceFolder: string): { dir: string; file: string; folder: string } {
+  let folder: string;
+  try {
+    folder = realpathSync(workspaceFolder);
+  } catch (err) {
+    throw new HarnessError("storage", `Workspace folder ${workspaceFolder} is not accessible: ${errorMessage(err)}`, { cause: err });
+  }
+  const key = createHash("sha256").update(folder).digest("hex").slice(0, 16);
+  const dir = join(dataDirectory, "workspaces", key);
+  return { dir, file: join(dir, "harness.db"), folder };
+}
+
+export interface WorkspaceStore {
+  readonly db: Db;
+  /** realpath of the workspace folder */
+  readonly workspaceFolder: string;
+  readonly file: string;
+  /** threads of this folder */
+  readonly threads: ThreadStore;
+  readonly blobs: BlobStore;
+  readonly checkpointer: LinearSqliteSaver;
+  close(): void;
+}
+
+/** Opens the database of one workspace folder, creating the directory and schema as needed. */
+export function openWorkspaceStore(opts: { dataDir: string; workspaceFolder: string }): WorkspaceStore {
+  const { dir, file, folder } = workspaceDbPath(opts.dataDir, opts.workspaceFolder);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const db = openDatabase(file);
+  return {
+    db,
+    workspaceFolder: folder,
+    file,
+    threads: createThreadStore(db, { workspaceFolder: folder }),
+    blobs: createBlobStore(db),
+    checkpointer: new LinearSqliteSaver(db),
+    close: () => db.close(),
+  };
+}

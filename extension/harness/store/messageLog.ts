@@ -1,0 +1,218 @@
+/**
+ * The per-thread message log behind checkpointer.ts: why our checkpoints grow linearly.
+ *
+ * A message-list value (the `messages` channel, or a write of messages) is stored as ranges
+ * `[start, end)` of `seq` in `checkpoint_messages`, each distinct serialized message once. An
+ * appended conversation is one range; a message replaced or removed by id splits it into a few.
+ *
+ * The per-put cost must not grow with the history, so old messages are never re-serialized:
+ * a WeakMap remembers, per thread, which message *object* was stored at which seq. LangGraph
+ * keeps the same message objects across checkpoints (the reducer copies the array, not the
+ * messages), and objects we deserialize in getTuple are registered too, so after a restart the
+ * first put is also cheap. A hit is trusted only if the object's id and own field values are
+ * unchanged (`fields`, compared by identity: catches `msg.content = ...` but not deep mutation of
+ * a content array — state is never mutated after it is checkpointed, STYLE.md rule 5).
+ * A miss is serialized, hashed, and looked up by (id, hash) before a new seq is appended.
+ */
+import { createHash } from "node:crypto";
+import { BaseMessage } from "@langchain/core/messages";
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+import { HarnessError } from "../errors.js";
+import type { Db } from "./db.js";
+
+/** [start, end) over `seq` */
+export type SeqRange = [number, number];
+
+interface Entry {
+  seq: number;
+  id: string;
+  fields: unknown[];
+}
+
+/** A message this put must store (or find) in the log; `seq` is set inside the transaction. */
+export interface PendingMessage {
+  id: string;
+  hash: string;
+  type: string;
+  bytes: Uint8Array;
+  obj: BaseMessage;
+  seq?: number;
+}
+
+export type Slot = number | PendingMessage;
+
+/** Per-thread memory. `epoch` ties it to one incarnation of the thread's rows (see checkpointer.ts). */
+export interface ThreadCache {
+  epoch: string | undefined;
+  messages: WeakMap<object, Entry>;
+  /** channel key -> last stored (version, value identity, reference) */
+  values: Map<string, { version: unknown; value: unknown; ref: unknown }>;
+}
+
+export function newThreadCache(epoch?: string): ThreadCache {
+  return { epoch, messages: new WeakMap(), values: new Map() };
+}
+
+/** One put's (or putWrites') pending log inserts, shared by all its values so a message is stored once. */
+export class LogBatch {
+  readonly pending = new Map<object, PendingMessage>();
+}
+
+export function isMessageList(value: unknown): value is BaseMessage[] {
+  return Array.isArray(value) && value.length > 0 && value.every((m) => BaseMessage.isInstance(m));
+}
+
+export function isMessage(value: unknown): value is BaseMessage {
+  return BaseMessage.isInstance(value);
+}
+
+export function sha256(bytes: Uint8Array): string {
+  return createHash("sha256").update(bytes).digest("hex");
+}
+
+function sameFields(msg: object, fields: unknown[]): boolean {
+  const now = Object.values(msg);
+  if (now.length !== fields.length) return false;
+  for (let i = 0; i < now.length; i++) if (now[i] !== fields[i]) return false;
+  return true;
+}
+
+export interface LogRow {
+  seq: number;
+  type: string;
+  value: Buffer;
+}
+
+export class MessageLog {
+  private readonly maxSeq;
+  private readonly findByContent;
+  private readonly insert;
+  private readonly selectRange;
+
+  constructor(
+    db: Db,
+    private readonly serde: SerializerProtocol,
+  ) {
+    this.maxSeq = db.prepare<[string], { m: number }>(
+      "SELECT coalesce(max(seq), 0) AS m FROM checkpoint_messages WHERE thread_id = ?",
+    );
+    this.findByContent = db.prepare<[string, string, string], { seq: number }>(
+      "SELECT seq FROM checkpoint_messages WHERE thread_id = ? AND message_id = ? AND hash = ? ORDER BY seq LIMIT 1",
+    );
+    // Conflict policy: ABORT. seq is allocated inside the same IMMEDIATE transaction from max(seq),
+    // so a collision means two writers raced outside the lock: fail loudly, never overwrite.
+    this.insert = db.prepare(
+      "INSERT INTO checkpoint_messages (thread_id, seq, message_id, hash, type, value) VALUES (?, ?, ?, ?, ?, ?)",
+    );
+    this.selectRange = db.prepare<[string, number, number], LogRow>(
+      "SELECT seq, type, value FROM checkpoint_messages WHERE thread_id = ? AND seq >= ? AND seq < ? ORDER BY seq",
+    );
+  }
+
+  /** Maps each message to a known seq or a pending insert. Serializes only cache misses. */
+  async slots(cache: ThreadCache, messages: readonly BaseMessage[], batch: LogBatch): Promise<Slot[]> {
+    const out: Slot[] = new Array<Slot>(messages.length);
+    const misses: Promise<void>[] = [];
+    for (let i = 0; i < messages.length; i++) {
+      const msg = messages[i]!;
+      const hit = cache.messages.get(msg);
+      if (hit !== undefined && hit.id === (msg.id ?? "") && sameFields(msg, hit.fields)) {
+        out[i] = hit.seq;
+        continue;
+      }
+      const known = batch.pending.get(msg);
+      if (known) {
+        out[i] = known;
+        continue;
+      }
+      const pending: PendingMessage = { id: msg.id ?? "", hash: "", type: "", bytes: new Uint8Array(), obj: msg };
+      batch.pending.set(msg, pending);
+      out[i] = pending;
+      misses.push(
+        this.serde.dumpsTyped(msg).then(([type, bytes]) => {
+          pending.type = type;
+          pending.bytes = bytes;
+          pending.hash = sha256(bytes);
+        }),
+      );
+    }
+    await Promise.all(misses);
+    return out;
+  }
+
+  /** Inside the write transaction: give every pending message a seq (existing row or appended). */
+  resolve(threadId: string, batch: LogBatch): void {
+    if (batch.pending.size === 0) return;
+    let next = this.maxSeq.get(threadId)!.m + 1;
+    for (const p of batch.pending.values()) {
+      const existing = this.findByContent.get(threadId, p.id, p.hash);
+      if (existing) {
+        p.seq = existing.seq;
+        continue;
+      }
+      p.seq = next++;
+      this.insert.run(threadId, p.seq, p.id, p.hash, p.type, p.bytes);
+    }
+  }
+
+  /** After commit: remember the newly stored objects. */
+  remember(cache: ThreadCache, batch: LogBatch): void {
+    for (const p of batch.pending.values()) {
+      if (p.seq !== undefined) cache.messages.set(p.obj, { seq: p.seq, id: p.id, fields: Object.values(p.obj) });
+    }
+  }
+
+  /** Run-length encodes resolved slots: contiguous seqs collapse into one range. */
+  static ranges(slots: readonly Slot[]): SeqRange[] {
+    const out: SeqRange[] = [];
+    for (const s of slots) {
+      const seq = typeof s === "number" ? s : s.seq;
+      if (seq === undefined) throw new Error("message slot resolved outside its transaction");
+      const last = out[out.length - 1];
+      if (last && last[1] === seq) last[1] = seq + 1;
+      else out.push([seq, seq + 1]);
+    }
+    return out;
+  }
+
+  /** Raw rows of some ranges; synchronous so a caller can read them inside one read transaction. */
+  readRows(threadId: string, ranges: readonly SeqRange[], memo?: Map<number, LogRow>): LogRow[] {
+    const rows: LogRow[] = [];
+    for (const [start, end] of ranges) {
+      if (memo) {
+        const cached: LogRow[] = [];
+        for (let seq = start; seq < end; seq++) {
+          const r = memo.get(seq);
+          if (!r) break;
+          cached.push(r);
+        }
+        if (cached.length === end - start) {
+          rows.push(...cached);
+          continue;
+        }
+      }
+      const got = this.selectRange.all(threadId, start, end);
+      if (got.length !== end - start) {
+        throw new HarnessError(
+          "storage",
+          `Checkpoint data of thread ${threadId} is incomplete (messages ${start}..${end - 1} missing).`,
+        );
+      }
+      if (memo) for (const r of got) memo.set(r.seq, r);
+      rows.push(...got);
+    }
+    return rows;
+  }
+
+  /** Deserializes rows into fresh message objects and registers them in the cache. */
+  async revive(cache: ThreadCache, rows: readonly LogRow[]): Promise<BaseMessage[]> {
+    const messages = await Promise.all(rows.map((r) => this.serde.loadsTyped(r.type, r.value) as Promise<BaseMessage>));
+    for (let i = 0; i < messages.length; i++) {
+      const msg = messages[i]!;
+      if (typeof msg === "object" && msg !== null) {
+        cache.messages.set(msg, { seq: rows[i]!.seq, id: msg.id ?? "", fields: Object.values(msg) });
+      }
+    }
+    return messages;
+  }
+}

@@ -1,0 +1,56 @@
+// Runs the conformance suite against our saver and, to prove the suite itself, the stock SqliteSaver.
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
+import { openDatabase } from "../../../extension/harness/store/db.js";
+import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
+import { runCheckpointerConformance, type SaverHandle } from "./checkpointerConformance.js";
+
+function tempFile(): { file: string; cleanup: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), "deerflow-ckpt-"));
+  return { file: join(dir, "harness.db"), cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+runCheckpointerConformance(
+  "LinearSqliteSaver",
+  (): SaverHandle => {
+    const { file, cleanup } = tempFile();
+    const dbs = [openDatabase(file)];
+    return {
+      saver: new LinearSqliteSaver(dbs[0]!),
+      reopen: () => {
+        const db = openDatabase(file);
+        dbs.push(db);
+        return new LinearSqliteSaver(db);
+      },
+      close: () => {
+        for (const db of dbs) db.close();
+        cleanup();
+      },
+    };
+  },
+  { orderedPendingWrites: true },
+);
+
+runCheckpointerConformance(
+  "stock SqliteSaver (@langchain/langgraph-checkpoint-sqlite)",
+  (): SaverHandle => {
+    const { file, cleanup } = tempFile();
+    const dbs = [new Database(file)];
+    return {
+      saver: new SqliteSaver(dbs[0]!),
+      reopen: () => {
+        const db = new Database(file);
+        dbs.push(db);
+        return new SqliteSaver(db);
+      },
+      close: () => {
+        for (const db of dbs) db.close();
+        cleanup();
+      },
+    };
+  },
+  { orderedPendingWrites: false },
+);
