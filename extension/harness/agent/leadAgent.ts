@@ -1,0 +1,69 @@
+/**
+ * The lead agent, assembled per run (DeerFlow's `make_lead_agent`): model + tools + the ordered
+ * middleware chain + system prompt + ThreadState, on our checkpointer.
+ *
+ * Middleware order (outermost first), and why:
+ *   1. ThreadDataMiddleware — every later hook and tool may rely on `thread_data` and the dirs.
+ * (The rest of DeerFlow's chain is assembled here as it is ported; Clarification stays last.)
+ */
+import { createAgent } from "langchain";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { ThreadStateSchema } from "../state/threadState.js";
+import { threadDataMiddleware } from "../middlewares/threadData.js";
+import { buildSystemPrompt } from "./prompt.js";
+import { createSandboxTools } from "../tools/sandbox/index.js";
+import { presentFilesTool } from "../tools/presentFiles.js";
+import { viewImageTool } from "../tools/viewImage.js";
+import type { SandboxProvider } from "../sandbox/provider.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import type { BlobStore } from "../store/blobs.js";
+
+export interface LeadAgentOptions {
+  model: BaseChatModel;
+  supportsVision: boolean;
+  dirs: ThreadDirs;
+  sandboxProvider: SandboxProvider;
+  /** "local" runs on the host; a container provider is itself the security boundary. */
+  sandboxKind: "local" | "devcontainer";
+  allowHostCommands: boolean;
+  bashTimeoutMs?: number;
+  blobs: BlobStore;
+  checkpointer: BaseCheckpointSaver;
+  planMode: boolean;
+}
+
+export function buildLeadTools(o: LeadAgentOptions): StructuredToolInterface[] {
+  const tools: StructuredToolInterface[] = [
+    ...createSandboxTools({
+      dirs: o.dirs,
+      provider: o.sandboxProvider,
+      allowHostCommands: o.allowHostCommands,
+      ...(o.bashTimeoutMs !== undefined ? { bashTimeoutMs: o.bashTimeoutMs } : {}),
+    }),
+    presentFilesTool(o.dirs),
+  ];
+  // DeerFlow registers view_image only for vision models: others cannot use the bytes.
+  if (o.supportsVision) tools.push(viewImageTool(o.dirs, o.blobs));
+  return tools;
+}
+
+export function buildLeadAgent(o: LeadAgentOptions) {
+  const tools = buildLeadTools(o);
+  return createAgent({
+    model: o.model,
+    tools,
+    systemPrompt: buildSystemPrompt({
+      hasBash: tools.some((t) => t.name === "bash"),
+      bashEnabled: o.allowHostCommands || o.sandboxKind !== "local",
+      hasVision: o.supportsVision,
+      planMode: o.planMode,
+    }),
+    stateSchema: ThreadStateSchema,
+    middleware: [threadDataMiddleware(o.dirs)],
+    checkpointer: o.checkpointer,
+  });
+}
+
+export type LeadAgent = ReturnType<typeof buildLeadAgent>;

@@ -1,0 +1,51 @@
+#!/usr/bin/env node
+/**
+ * `deerflow`: the harness, headless. The same code the VS Code extension runs in its harness
+ * process, driven from a command line for scripts, CI and tests. Its flags and its JSON Lines
+ * output are a contract (README "CLI").
+ */
+import { runCommand } from "./cli/run.js";
+import { stateCommand, threadsCommand } from "./cli/state.js";
+import { UsageError } from "./cli/args.js";
+
+const USAGE = `Usage:
+  deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
+                   [--base-url URL] [--api-key KEY] [--plan-mode] [--allow-host-commands]
+                   [--timeout SECONDS] [--data-dir DIR]
+  deerflow state   --workspace DIR --thread ID [--data-dir DIR]
+  deerflow threads --workspace DIR [--data-dir DIR]
+`;
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case "run":
+      return runCommand(rest);
+    case "state":
+      return stateCommand(rest);
+    case "threads":
+      return threadsCommand(rest);
+    case "help":
+    case "--help":
+    case "-h":
+      process.stdout.write(USAGE);
+      return 0;
+    default:
+      throw new UsageError(command ? `unknown command "${command}"` : "no command given");
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    if (err instanceof UsageError) {
+      process.stderr.write(`${err.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else {
+      process.stderr.write(`deerflow: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      process.exitCode = 1;
+    }
+  },
+);

@@ -1,0 +1,117 @@
+/**
+ * One turn of the lead agent on a thread, consumed as a stream of RunEvents.
+ *
+ * This is the worker's core (DeerFlow `run_agent`): stream LangGraph's `values`, `updates`,
+ * `messages` and `custom` modes, map each item to a RunEvent, decide the final status, release
+ * the sandbox. It goes through `agent.graph.stream`, not `agent.stream`: the latter re-feeds the
+ * saved state as input and applies every reducer once more per turn (langchain recipe, gotcha 2).
+ */
+import { HumanMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { FinalRunStatus, RunEvent } from "../../protocol/events.js";
+import type { SandboxProvider } from "../sandbox/provider.js";
+import type { LeadAgent } from "../agent/leadAgent.js";
+import type { UploadedFile } from "../state/threadState.js";
+import { toWireChunk, wireValue } from "./wire.js";
+import { errorMessage } from "../errors.js";
+
+export interface TurnRequest {
+  agent: LeadAgent;
+  threadId: string;
+  runId: string;
+  modelName: string;
+  prompt: string;
+  /** Files uploaded with this message (already copied into the thread's uploads). */
+  files?: UploadedFile[];
+  sandboxProvider: SandboxProvider;
+  sandboxKind: string;
+  signal: AbortSignal;
+  /** DeerFlow's default recursion limit. */
+  recursionLimit?: number;
+  emit: (event: RunEvent) => void;
+}
+
+export interface TurnResult {
+  status: FinalRunStatus;
+  error?: string;
+}
+
+/** Why a run was aborted: the caller passes one of these as the AbortSignal's reason. */
+export class RunAbort extends Error {
+  constructor(readonly status: "interrupted" | "timeout", message: string) {
+    super(message);
+    this.name = "RunAbort";
+  }
+}
+
+export async function runTurn(req: TurnRequest): Promise<TurnResult> {
+  const { agent, threadId, runId, emit } = req;
+  const base = { run_id: runId, thread_id: threadId };
+  const config = { configurable: { thread_id: threadId }, recursionLimit: req.recursionLimit ?? 100, signal: req.signal };
+  emit({ ...base, event: "metadata", data: { run_id: runId, thread_id: threadId, model: req.modelName, sandbox: req.sandboxKind } });
+
+  const human = new HumanMessage({
+    content: req.prompt,
+    additional_kwargs: req.files && req.files.length > 0 ? { files: req.files } : {},
+  });
+
+  let result: TurnResult = { status: "success" };
+  try {
+    const stream = await agent.graph.stream(
+      { messages: [human] },
+      { ...config, streamMode: ["values", "updates", "messages", "custom"] as const },
+    );
+    for await (const item of stream) {
+      const [mode, payload] = item as [string, unknown];
+      switch (mode) {
+        case "messages": {
+          const [msg, meta] = payload as [BaseMessage, { langgraph_node?: string }];
+          emit({ ...base, event: "messages", data: [toWireChunk(msg, meta.langgraph_node)] });
+          break;
+        }
+        case "updates":
+          emit({ ...base, event: "updates", data: wireValue(payload) as Record<string, Record<string, unknown>> });
+          break;
+        case "values": {
+          const { messages, ...rest } = payload as { messages?: unknown[] } & Record<string, unknown>;
+          emit({ ...base, event: "values", data: { ...(wireValue(rest) as Record<string, unknown>), message_count: messages?.length ?? 0 } });
+          break;
+        }
+        case "custom": {
+          const data = payload && typeof payload === "object" && "type" in payload ? (payload as { type: string }) : { type: "custom", value: payload };
+          emit({ ...base, event: "custom", data });
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  } catch (err) {
+    const reason: unknown = req.signal.aborted ? req.signal.reason : undefined;
+    if (reason instanceof RunAbort) {
+      result = { status: reason.status, error: reason.message };
+    } else if (req.signal.aborted) {
+      result = { status: "interrupted", error: "Run cancelled." };
+    } else {
+      const e = err instanceof Error ? err : new Error(String(err));
+      result = { status: "error", error: errorMessage(e) };
+      const code = (e as Error & { code?: unknown }).code;
+      emit({ ...base, event: "error", data: { name: e.name, message: e.message, ...(typeof code === "string" ? { code } : {}) } });
+    }
+  } finally {
+    await releaseSandbox(req);
+  }
+  emit({ ...base, event: "end", data: { thread_id: threadId, run_id: runId, status: result.status, ...(result.error ? { error: result.error } : {}) } });
+  return result;
+}
+
+/** The sandbox is acquired lazily by the first sandbox tool call and released when the run ends. */
+async function releaseSandbox(req: TurnRequest): Promise<void> {
+  try {
+    const snap = await req.agent.graph.getState({ configurable: { thread_id: req.threadId } });
+    const id = (snap.values as { sandbox?: { sandbox_id?: string | null } | null }).sandbox?.sandbox_id;
+    if (id) await req.sandboxProvider.release(id);
+  } catch {
+    // Releasing is best effort: a provider that cannot release keeps its own idle timeout.
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * Drive the real, built CLI (`dist/cli.js`) as a child process, the way a script or the
+ * extension would, and parse its JSON Lines. `npm test` builds first.
+ */
+import { spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
+import { mkdtempSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { once } from "node:events";
+
+export const CLI = resolve("dist/cli.js");
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** stdout parsed as JSON Lines. */
+  lines: Array<Record<string, any>>;
+}
+
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), `deerflow-${prefix}-`));
+}
+
+/** A fresh workspace folder and data dir for one test. */
+export function sandboxDirs(): { workspace: string; dataDir: string } {
+  return { workspace: tempDir("ws"), dataDir: tempDir("data") };
+}
+
+export interface SpawnedCli {
+  child: ChildProcess;
+  /** Resolves with each parsed stdout line as it arrives; `waitFor` waits on an event, not a timer. */
+  waitFor(pred: (line: Record<string, any>) => boolean): Promise<Record<string, any>>;
+  done: Promise<CliResult>;
+}
+
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCli {
+  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
+  const child = spawn(process.execPath, [CLI, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  let buffered = "";
+  const lines: Array<Record<string, any>> = [];
+  const waiters: Array<{ pred: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }> = [];
+  child.stdout.setEncoding("utf8").on("data", (d: string) => {
+    stdout += d;
+    buffered += d;
+    let nl: number;
+    while ((nl = buffered.indexOf("\n")) >= 0) {
+      const raw = buffered.slice(0, nl);
+      buffered = buffered.slice(nl + 1);
+      if (!raw.trim()) continue;
+      const line = JSON.parse(raw) as Record<string, any>;
+      lines.push(line);
+      for (let i = waiters.length - 1; i >= 0; i--) {
+        if (waiters[i]!.pred(line)) waiters.splice(i, 1)[0]!.resolve(line);
+      }
+    }
+  });
+  child.stderr.setEncoding("utf8").on("data", (d: string) => (stderr += d));
+  const done = once(child, "close").then(([code, signal]) => {
+    for (const w of waiters.splice(0)) w.resolve({ __closed: true });
+    return { code: code as number | null, signal: signal as NodeJS.Signals | null, stdout, stderr, lines };
+  });
+  return {
+    child,
+    done,
+    waitFor(pred) {
+      const seen = lines.find(pred);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((res) => waiters.push({ pred, resolve: res }));
+    },
+  };
+}
+
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return spawnCli(args, env).done;
+}
