@@ -49,6 +49,14 @@ export class LocalSandboxProvider implements SandboxProvider {
   constructor(private readonly options: LocalSandboxProviderOptions) {}
 
   acquire(threadId: string): Promise<string> {
+    try {
+      return Promise.resolve(this.acquireNow(threadId));
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+
+  private acquireNow(threadId: string): string {
     const id = `local:${LOCAL_USER}:${threadId}`;
     if (!this.sandboxes.has(id)) {
       // Validates the thread id and creates the thread's directories (idempotent).
@@ -60,7 +68,7 @@ export class LocalSandboxProvider implements SandboxProvider {
         this.sandboxes.delete(oldest);
       }
     }
-    return Promise.resolve(id);
+    return id;
   }
 
   get(sandboxId: string): Promise<LocalSandbox | undefined> {

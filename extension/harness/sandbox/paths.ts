@@ -213,7 +213,8 @@ export function maskLocalPathsInOutput(output: string, dirs: ThreadDirs): string
     const index = groups.slice(0, roots.length).findIndex((g) => typeof g === "string");
     const root = roots[index];
     if (!root) return match;
-    const relative = match.slice(root.host.length).replace(/^[/\\]+/, "");
+    // The tail may hold another host path (`W/bin:W` in a PATH list): mask it as well.
+    const relative = maskLocalPathsInOutput(match.slice(root.host.length).replace(/^[/\\]+/, ""), dirs);
     return relative ? `${root.virtual}/${relative}` : root.virtual;
   });
 }
@@ -244,7 +245,14 @@ const COMMAND_VIRTUAL_PATTERN = new RegExp(String.raw`/mnt/user-data(?=/|$|[^\w.
 export function replaceVirtualPathsInCommand(command: string, dirs: ThreadDirs): string {
   if (!command.includes(VIRTUAL_PATH_PREFIX)) return command;
   return command.replace(COMMAND_VIRTUAL_PATTERN, (match) => {
-    const host = virtualToHost(match, dirs);
-    return host === undefined ? match : host.replace(/\\/g, "/");
+    // The tail class admits `,` and `:` (`/mnt/user-data/uploads, done`): map the root that ends
+    // at a segment boundary and keep the rest verbatim.
+    for (const root of rootsOf(dirs)) {
+      if (!match.startsWith(root.virtual)) continue;
+      const rest = match.slice(root.virtual.length);
+      if (rest !== "" && !rest.startsWith("/") && /^[\w.-]/.test(rest)) continue;
+      return (root.host + rest).replace(/\\/g, "/");
+    }
+    return match;
   });
 }
