@@ -2,16 +2,14 @@
  * The lead agent, assembled per run (DeerFlow's `make_lead_agent`): model + tools + the ordered
  * middleware chain + system prompt + ThreadState, on our checkpointer.
  *
- * Middleware order (outermost first), and why:
- *   1. ThreadDataMiddleware — every later hook and tool may rely on `thread_data` and the dirs.
- * (The rest of DeerFlow's chain is assembled here as it is ported; Clarification stays last.)
+ * The middleware order, and why, is in middlewareChain.ts.
  */
 import { createAgent } from "langchain";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { ThreadStateSchema } from "../state/threadState.js";
-import { threadDataMiddleware } from "../middlewares/threadData.js";
+import { buildMiddlewareChain } from "./middlewareChain.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { createSandboxTools } from "../tools/sandbox/index.js";
 import { presentFilesTool } from "../tools/presentFiles.js";
@@ -32,6 +30,8 @@ export interface LeadAgentOptions {
   blobs: BlobStore;
   checkpointer: BaseCheckpointSaver;
   planMode: boolean;
+  /** A configured title model; absent → the local title fallback. */
+  titleModel?: BaseChatModel;
 }
 
 export function buildLeadTools(o: LeadAgentOptions): StructuredToolInterface[] {
@@ -61,7 +61,14 @@ export function buildLeadAgent(o: LeadAgentOptions) {
       planMode: o.planMode,
     }),
     stateSchema: ThreadStateSchema,
-    middleware: [threadDataMiddleware(o.dirs)],
+    middleware: buildMiddlewareChain({
+      dirs: o.dirs,
+      blobs: o.blobs,
+      model: o.model,
+      ...(o.titleModel ? { titleModel: o.titleModel } : {}),
+      supportsVision: o.supportsVision,
+      planMode: o.planMode,
+    }),
     checkpointer: o.checkpointer,
   });
 }
