@@ -62,7 +62,7 @@ function makeCheckpoint(values: Record<string, unknown> = {}, versions?: Record<
   };
 }
 const meta = (source: CheckpointMetadata["source"], step: number, extra: Record<string, unknown> = {}): CheckpointMetadata =>
-  ({ source, step, parents: {}, ...extra }) as CheckpointMetadata;
+  ({ source, step, parents: {}, ...extra });
 const cfg = (thread_id: string, checkpoint_ns = "", checkpoint_id?: string): RunnableConfig => ({
   configurable: { thread_id, checkpoint_ns, ...(checkpoint_id ? { checkpoint_id } : {}) },
 });
@@ -217,7 +217,7 @@ export function runCheckpointerConformance(name: string, factory: () => SaverHan
         assert.ok(tuple.checkpoint.channel_values.set instanceof Set);
         const msgs = tuple.checkpoint.channel_values.messages as AIMessage[];
         assert.ok(AIMessage.isInstance(msgs[1]));
-        assert.deepEqual(msgs[1]!.tool_calls, ai.tool_calls);
+        assert.deepEqual(msgs[1].tool_calls, ai.tool_calls);
         await assertSameValue(tuple.pendingWrites, [
           ["task-1", "messages", [new AIMessage({ id: "ai-2", content: "done" })]],
           ["task-1", "messages", new HumanMessage({ id: "h-2", content: "single" })],
