@@ -3,7 +3,7 @@
 // command finishing without hitting its (much longer) timeout.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readlinkSync, renameSync, watch } from "node:fs";
+import { existsSync, readFileSync, readlinkSync, watch } from "node:fs";
 import { join } from "node:path";
 import { runCommand, scrubbedEnv } from "../../../extension/harness/sandbox/exec.js";
 import type { LocalSandbox } from "../../../extension/harness/sandbox/local.js";

@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { ToolMessage } from "@langchain/core/messages";
-import { Command } from "@langchain/langgraph";
+import type { Command } from "@langchain/langgraph";
 import { ensureThreadDirs, type ThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
 import { LocalSandboxProvider } from "../../../extension/harness/sandbox/local.js";
 import { createSandboxTools } from "../../../extension/harness/tools/sandbox/index.js";
@@ -65,11 +65,16 @@ export async function run(fx: Fixture, tool: StructuredToolInterface | undefined
   await fx.provider.acquire(fx.dirs.threadId);
   const out = await invokeTool(tool, args, { sandbox: { sandbox_id: fx.sandboxId } });
   if (!(out instanceof ToolMessage)) throw new Error("expected a ToolMessage once the sandbox is acquired");
-  return String(out.content);
+  return contentText(out.content);
 }
 
 export function commandText(out: ToolMessage | Command): string {
-  if (out instanceof ToolMessage) return String(out.content);
+  if (out instanceof ToolMessage) return contentText(out.content);
   const update = out.update as { messages?: ToolMessage[] };
-  return String(update.messages?.[0]?.content);
+  return contentText(update.messages?.[0]?.content);
+}
+
+function contentText(content: unknown): string {
+  if (typeof content !== "string") throw new Error(`expected string content, got ${JSON.stringify(content)}`);
+  return content;
 }

@@ -15,6 +15,7 @@ import type { ThreadDirs } from "../../threads/threadDirs.js";
 import { HarnessError } from "../../errors.js";
 import type { Sandbox, SandboxProvider } from "../../sandbox/provider.js";
 import { HostFiles, type SandboxFiles } from "../../sandbox/files.js";
+import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
 import { sanitizeError } from "./output.js";
 
 export interface SandboxToolDeps {
@@ -88,6 +89,8 @@ export async function runSandboxTool(
   } catch (err) {
     content = `Error: Unexpected error in ${name}: ${sanitizeError(err, deps.dirs)}`;
   }
+  // Safety net: even a host path the model typed itself is answered in its virtual form.
+  content = maskLocalPathsInOutput(content, deps.dirs);
 
   const toolCallId = runtime?.toolCallId ?? runtime?.toolCall?.id;
   if (acquiredId === undefined || toolCallId === undefined) return content;
