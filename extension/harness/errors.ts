@@ -10,6 +10,12 @@ export type HarnessErrorCode =
   | "no_models"
   | "model_endpoint"
   | "sandbox_runtime"
+  /** Dev container sandbox: no Docker engine answers on the socket. */
+  | "sandbox_engine_unavailable"
+  /** Dev container sandbox: `devcontainer up` failed (broken devcontainer.json, missing image, build error). */
+  | "sandbox_bringup_failed"
+  /** Dev container sandbox: the container stopped or vanished while a command ran. */
+  | "sandbox_container_lost"
   | "path_denied"
   | "usage"
   | "storage";
