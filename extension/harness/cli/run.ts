@@ -13,7 +13,7 @@ import { createChatModel, resolveModel } from "../models/factory.js";
 import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
 import { buildLeadAgent } from "../agent/leadAgent.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
-import { runTurn, RunAbort } from "../runs/runTurn.js";
+import { runTurn, RunAbort, endEvent } from "../runs/runTurn.js";
 import { HarnessError } from "../errors.js";
 import type { UploadedFile } from "../state/threadState.js";
 
@@ -90,10 +90,11 @@ export async function runCommand(argv: string[]): Promise<number> {
       checkpointer: store.checkpointer,
       planMode: v["plan-mode"] ?? false,
     });
+    const runId = randomUUID();
     const result = await runTurn({
       agent,
       threadId,
-      runId: randomUUID(),
+      runId,
       modelName: resolved.name,
       prompt,
       files,
@@ -102,6 +103,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       signal: controller.signal,
       emit: writeJsonLine,
     });
+    writeJsonLine(endEvent(threadId, runId, result));
     store.threads.touch(threadId);
     return result.status === "success" ? 0 : 1;
   } finally {

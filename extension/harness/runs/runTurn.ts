@@ -101,8 +101,19 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   } finally {
     await releaseSandbox(req);
   }
-  emit({ ...base, event: "end", data: { thread_id: threadId, run_id: runId, status: result.status, ...(result.error ? { error: result.error } : {}) } });
+  // No `end` event here: the worker decides the final status (delivery check, a concurrent
+  // cancel already recorded in the run store) and journals `end` with it.
   return result;
+}
+
+/** The terminal event of a run, built in one place for the worker and the CLI. */
+export function endEvent(threadId: string, runId: string, result: TurnResult): RunEvent {
+  return {
+    run_id: runId,
+    thread_id: threadId,
+    event: "end",
+    data: { thread_id: threadId, run_id: runId, status: result.status, ...(result.error ? { error: result.error } : {}) },
+  };
 }
 
 /** The sandbox is acquired lazily by the first sandbox tool call and released when the run ends. */
