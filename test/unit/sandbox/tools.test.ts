@@ -1,7 +1,9 @@
 // The seven tools invoked like createAgent's ToolNode does: lazy acquisition, exact result strings.
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { once } from "node:events";
+import { createReadStream, mkdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
@@ -275,4 +277,31 @@ test("ls: virtual paths, (empty), staging files and thread data hidden, bare roo
   } finally {
     g.cleanup();
   }
+});
+
+test("aborting the run kills bash's process group", async () => {
+  const fifo = join(fx.ws, "holder.fifo");
+  execFileSync("mkfifo", [fifo]);
+  await fx.provider.acquire("t1");
+  const controller = new AbortController();
+  const invoked = tools.bash!.invoke(
+    { id: "abort-1", name: "bash", args: { description: "d", command: "(sleep 300 > holder.fifo & wait)" }, type: "tool_call" },
+    { state: { sandbox: { sandbox_id: fx.sandboxId } }, signal: controller.signal } as never,
+  );
+  // The grandchild holds the FIFO's write end: `open` = it is running, `end` = it is dead.
+  const reader = createReadStream(fifo);
+  await once(reader, "open");
+  reader.resume();
+  const ended = once(reader, "end");
+  controller.abort();
+  await assert.rejects(invoked, { name: "AbortError" });
+  await ended;
+});
+
+test("one sandbox per thread, also under concurrent acquisition", async () => {
+  const ids = await Promise.all([fx.provider.acquire("c1"), fx.provider.acquire("c1"), fx.provider.acquire("c2")]);
+  assert.deepEqual(ids, ["local:default:c1", "local:default:c1", "local:default:c2"]);
+  const [a, b] = await Promise.all([fx.provider.get(ids[0] ?? ""), fx.provider.get(ids[1] ?? "")]);
+  assert.ok(a && a === b);
+  assert.notEqual(a, await fx.provider.get(ids[2] ?? ""));
 });

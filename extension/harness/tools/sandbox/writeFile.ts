@@ -2,8 +2,10 @@
  * `write_file(description, path, content, append=false)` — DeerFlow's write_file_tool
  * (`sandbox/tools.py:2226`): an 80 KiB guard on non-append writes (DEERFLOW_WRITE_FILE_MAX_BYTES),
  * parent directories created, a per-path lock, "OK". The content is written as given: DeerFlow's
- * local provider rewrites `/mnt/...` paths inside the content to host paths, which would put host
- * paths into the user's files; we do not (see the report in local.ts's neighbours).
+ * local provider rewrites `/mnt/...` paths inside the content to host paths (and back on read),
+ * which would leave host paths in the user's files and break them inside a dev container; we do
+ * not. A script that names `/mnt/user-data/...` therefore only resolves under host bash when the
+ * path is on its command line (rewritten there), not inside the file.
  */
 import { tool, type ToolRuntime } from "langchain";
 import { z } from "zod";
