@@ -35,7 +35,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { HarnessError } from "../errors.js";
 import type { Db } from "./db.js";
-import { LogBatch, MessageLog, type LogRow, isMessage, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
+import { LogBatch, MessageLog, type LogRow, isLoggable, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
 import { prepareCheckpointStatements, type CheckpointRow, type CheckpointStatements, type WriteRow } from "./checkpointSql.js";
 
 /** How a channel value is referenced from its checkpoint row. */
@@ -222,7 +222,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
           writes.map(async ([channel, value], i): Promise<EncodedWrite> => {
             const idx = WRITES_IDX_MAP[channel] ?? i;
             if (isMessageList(value)) return { channel, idx, type: MSGS, slots: await this.log.slots(cache, value, batch) };
-            if (isMessage(value)) return { channel, idx, type: MSG, slots: await this.log.slots(cache, [value], batch) };
+            if (isLoggable(value)) return { channel, idx, type: MSG, slots: await this.log.slots(cache, [value], batch) };
             const [type, bytes] = await this.serde.dumpsTyped(value);
             return { channel, idx, type, bytes };
           }),

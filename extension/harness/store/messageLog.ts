@@ -15,7 +15,7 @@
  * A miss is serialized, hashed, and looked up by (id, hash) before a new seq is appended.
  */
 import { createHash } from "node:crypto";
-import { BaseMessage } from "@langchain/core/messages";
+import { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { HarnessError } from "../errors.js";
 import type { Db } from "./db.js";
@@ -58,12 +58,18 @@ export class LogBatch {
   readonly pending = new Map<object, PendingMessage>();
 }
 
-export function isMessageList(value: unknown): value is BaseMessage[] {
-  return Array.isArray(value) && value.length > 0 && value.every((m) => BaseMessage.isInstance(m));
+/**
+ * Whether a message belongs in the log: a final (non-chunk) message with an id, i.e. the form it
+ * keeps in the `messages` channel. An id-less input message (the reducer assigns the id later, by
+ * mutation) or a streamed chunk (the reducer replaces it by a plain message) would be logged in a
+ * form no checkpoint ever holds, and its seq would split every later checkpoint's range in two.
+ */
+export function isLoggable(value: unknown): value is BaseMessage {
+  return BaseMessage.isInstance(value) && !BaseMessageChunk.isInstance(value) && typeof value.id === "string" && value.id !== "";
 }
 
-export function isMessage(value: unknown): value is BaseMessage {
-  return BaseMessage.isInstance(value);
+export function isMessageList(value: unknown): value is BaseMessage[] {
+  return Array.isArray(value) && value.length > 0 && value.every(isLoggable);
 }
 
 export function sha256(bytes: Uint8Array): string {

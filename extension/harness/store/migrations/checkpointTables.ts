@@ -14,7 +14,9 @@
  * - `checkpoint_threads` gives each incarnation of a thread a random epoch, so a saver's in-memory
  *   cache can tell that another process deleted (and maybe recreated) the thread under it.
  *
- * Everything is keyed by thread_id first so deleting a thread is a few range deletes.
+ * Everything is keyed by thread_id first so deleting a thread is a few range deletes. Tables whose
+ * rows carry serialized values are ordinary rowid tables: in a WITHOUT ROWID table a row over a
+ * few hundred bytes spills into its own overflow page, which multiplied the file size by ~5.
  */
 export const checkpointTablesSql = `
 CREATE TABLE IF NOT EXISTS checkpoint_threads (
@@ -31,7 +33,7 @@ CREATE TABLE IF NOT EXISTS checkpoints (
   channel_refs         TEXT NOT NULL,
   metadata             TEXT NOT NULL,
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS checkpoint_messages (
   thread_id  TEXT NOT NULL,
   seq        INTEGER NOT NULL,
@@ -40,7 +42,7 @@ CREATE TABLE IF NOT EXISTS checkpoint_messages (
   type       TEXT NOT NULL,
   value      BLOB NOT NULL,
   PRIMARY KEY (thread_id, seq)
-) WITHOUT ROWID;
+);
 CREATE INDEX IF NOT EXISTS checkpoint_messages_by_content ON checkpoint_messages (thread_id, message_id, hash);
 CREATE TABLE IF NOT EXISTS checkpoint_values (
   thread_id TEXT NOT NULL,
@@ -48,7 +50,7 @@ CREATE TABLE IF NOT EXISTS checkpoint_values (
   type      TEXT NOT NULL,
   value     BLOB NOT NULL,
   PRIMARY KEY (thread_id, hash)
-) WITHOUT ROWID;
+);
 CREATE TABLE IF NOT EXISTS checkpoint_writes (
   thread_id     TEXT NOT NULL,
   checkpoint_ns TEXT NOT NULL DEFAULT '',
@@ -60,4 +62,4 @@ CREATE TABLE IF NOT EXISTS checkpoint_writes (
   type          TEXT NOT NULL,
   value         BLOB,
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id, task_id, idx)
-) WITHOUT ROWID;`;
+);`;

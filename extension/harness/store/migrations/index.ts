@@ -32,7 +32,8 @@ CREATE INDEX IF NOT EXISTS threads_by_folder ON threads (workspace_folder, updat
   {
     name: "blobs",
     // Content-addressed bytes (viewed images). The key is the sha256 of `bytes`, so a row never
-    // changes once written and two puts of the same image share one row.
+    // changes once written and two puts of the same image share one row. A rowid table: large
+    // rows in a WITHOUT ROWID table each waste most of an overflow page.
     sql: `
 CREATE TABLE IF NOT EXISTS blobs (
   sha256     TEXT PRIMARY KEY CHECK (length(sha256) = 64),
@@ -40,7 +41,7 @@ CREATE TABLE IF NOT EXISTS blobs (
   size       INTEGER NOT NULL,
   bytes      BLOB NOT NULL,
   created_at INTEGER NOT NULL
-) WITHOUT ROWID;`,
+);`,
   },
   // Next: runs (status, lease, idempotency key) and events (thread-global seq) — another issue.
   // Append them here as new entries; never reorder.
