@@ -10,7 +10,7 @@ import { dirname } from "node:path";
 import { HarnessError } from "../errors.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { hostToVirtual, isAllowedRealPath, isNodeError, isWithin, resolveVirtualPath } from "./paths.js";
-import { escapesRoot, pathMatches, walk } from "./search.js";
+import { escapesRoot, pathMatches, walk, type WalkEntry } from "./search.js";
 import { withPathLock } from "./pathLock.js";
 
 export type FileErrorKind = "not_found" | "is_directory" | "not_directory" | "permission" | "not_text" | "invalid_regex";
@@ -158,20 +158,17 @@ export class HostFiles implements SandboxFiles {
     const info = await stat(rootReal);
     if (!info.isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
     const result: string[] = [];
-    walk(rootReal, (entry) => {
-      const depth = entry.rel.split("/").length;
-      if (depth > maxDepth) return true;
+    const visit = (entry: WalkEntry): boolean => {
       let real = entry.path;
       if (entry.isSymlink) {
         // DeerFlow shows a symlink by its resolved target, and only when that stays in the root.
         if (escapesRoot(entry.path, rootReal, isWithin)) return true;
         real = realpathSync(entry.path);
       }
-      if (!isAllowedRealPath(real, this.dirs)) return true;
-      result.push(hostToVirtual(real, this.dirs) + (entry.isDir ? "/" : ""));
+      if (isAllowedRealPath(real, this.dirs)) result.push(hostToVirtual(real, this.dirs) + (entry.isDir ? "/" : ""));
       return true;
-    });
-    // `walk` does not enter symlinked dirs, and DeerFlow's depth limit counts from the root.
+    };
+    walk(rootReal, visit, maxDepth);
     return [...new Set(result)].sort();
   }
 

@@ -123,10 +123,10 @@ function sortedEntries(dir: string): Array<{ name: string; isDir: boolean; isSym
 /**
  * Depth-first, top-down walk like `os.walk` (symlinked directories are reported but not
  * entered); per directory: its subdirectories, then its files, then the recursion.
- * `visit` returns false to stop the walk.
+ * `visit` returns false to stop the walk; `maxDepth` 1 = the root's children only.
  */
-export function walk(root: string, visit: (entry: WalkEntry) => boolean): void {
-  const step = (dir: string, relDir: string): boolean => {
+export function walk(root: string, visit: (entry: WalkEntry) => boolean, maxDepth = Infinity): void {
+  const step = (dir: string, relDir: string, depth: number): boolean => {
     const entries = sortedEntries(dir);
     const rel = (name: string): string => (relDir ? `${relDir}/${name}` : name);
     for (const e of entries.filter((x) => x.isDir)) {
@@ -135,12 +135,13 @@ export function walk(root: string, visit: (entry: WalkEntry) => boolean): void {
     for (const e of entries.filter((x) => !x.isDir)) {
       if (!visit({ path: join(dir, e.name), rel: rel(e.name), isDir: false, isSymlink: e.isSymlink })) return false;
     }
+    if (depth >= maxDepth) return true;
     for (const e of entries.filter((x) => x.isDir && !x.isSymlink)) {
-      if (!step(join(dir, e.name), rel(e.name))) return false;
+      if (!step(join(dir, e.name), rel(e.name), depth + 1)) return false;
     }
     return true;
   };
-  step(root, "");
+  step(root, "", 1);
 }
 
 /** True when the entry is a symlink whose target lies outside `rootReal`. */
