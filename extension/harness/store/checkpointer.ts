@@ -35,12 +35,14 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import { HarnessError } from "../errors.js";
 import type { Db } from "./db.js";
-import { LogBatch, MessageLog, type LogRow, isLoggable, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
+import { LogBatch, MessageLog, type LoadedRow, isLoggable, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
 import { prepareCheckpointStatements, type CheckpointRow, type CheckpointStatements, type WriteRow } from "./checkpointSql.js";
 
 /** How a channel value is referenced from its checkpoint row. */
 type ChannelRef = { m: SeqRange[] } | { h: string } | { j: string };
 
+/** Threads whose caches are kept; evicting one only costs a re-read. */
+const CACHED_THREADS = 16;
 /** Below this many bytes a value is inlined: a 64-char hash reference would cost as much. */
 const INLINE_MAX = 96;
 /** Write-value types of our own, next to the serializer's "json" / "bytes". */
@@ -71,11 +73,11 @@ interface TupleRows {
   row: CheckpointRow;
   refs: Record<string, ChannelRef>;
   values: Map<string, { type: string; value: Buffer }>;
-  messages: Map<string, LogRow[]>;
+  messages: Map<string, LoadedRow[]>;
   writes: WriteRow[];
-  writeMessages: Map<WriteRow, LogRow[]>;
+  writeMessages: Map<WriteRow, LoadedRow[]>;
   parentSends: WriteRow[];
-  parentSendMessages: Map<WriteRow, LogRow[]>;
+  parentSendMessages: Map<WriteRow, LoadedRow[]>;
   cache: ThreadCache;
 }
 
@@ -103,8 +105,14 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
   }
 
   private cacheOf(threadId: string): ThreadCache {
-    let cache = this.caches.get(threadId);
-    if (!cache) this.caches.set(threadId, (cache = newThreadCache()));
+    return this.touchCache(threadId, this.caches.get(threadId) ?? newThreadCache());
+  }
+
+  /** Keeps the caches of the most recently used threads (LRU): a cache holds a thread's messages. */
+  private touchCache(threadId: string, cache: ThreadCache): ThreadCache {
+    this.caches.delete(threadId);
+    this.caches.set(threadId, cache);
+    if (this.caches.size > CACHED_THREADS) this.caches.delete(this.caches.keys().next().value!);
     return cache;
   }
 
@@ -252,7 +260,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     const checkpointId = getCheckpointId(config);
     const rows = this.db.transaction(() => {
       const row = checkpointId ? this.sql.selectCheckpoint.get(threadId, ns, checkpointId) : this.sql.selectLatest.get(threadId, ns);
-      return row ? this.readTuple(row, new Map<string, Map<number, LogRow>>()) : undefined;
+      return row ? this.readTuple(row) : undefined;
     })();
     return rows ? this.buildTuple(rows) : undefined;
   }
@@ -285,30 +293,27 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     // Keys first (small), then each tuple in its own read transaction: the consumer may write
     // between yields, and better-sqlite3 cannot run statements while an iterator is open.
     const keys = this.db.prepare<unknown[], { thread_id: string; checkpoint_ns: string; checkpoint_id: string }>(sql).all(...args);
-    const memo = new Map<string, Map<number, LogRow>>();
     for (const k of keys) {
       const rows = this.db.transaction(() => {
         const row = this.sql.selectCheckpoint.get(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
-        return row ? this.readTuple(row, memo) : undefined; // deleted meanwhile: skip
+        return row ? this.readTuple(row) : undefined; // deleted meanwhile: skip
       })();
       if (rows) yield await this.buildTuple(rows);
     }
   }
 
   /** Synchronous part of a read: every row the tuple needs. */
-  private readTuple(row: CheckpointRow, memo: Map<string, Map<number, LogRow>>): TupleRows {
+  private readTuple(row: CheckpointRow): TupleRows {
     const threadId = row.thread_id;
     const epoch = this.sql.selectEpoch.get(threadId)?.epoch;
-    let cache = this.caches.get(threadId);
-    if (!cache || cache.epoch !== epoch) this.caches.set(threadId, (cache = newThreadCache(epoch)));
-    let threadMemo = memo.get(threadId);
-    if (!threadMemo) memo.set(threadId, (threadMemo = new Map<number, LogRow>()));
+    const known = this.caches.get(threadId);
+    const cache = this.touchCache(threadId, known && known.epoch === epoch ? known : newThreadCache(epoch));
 
     const refs = JSON.parse(row.channel_refs) as Record<string, ChannelRef>;
     const values = new Map<string, { type: string; value: Buffer }>();
-    const messages = new Map<string, LogRow[]>();
+    const messages = new Map<string, LoadedRow[]>();
     for (const [channel, ref] of Object.entries(refs)) {
-      if ("m" in ref) messages.set(channel, this.log.readRows(threadId, ref.m, threadMemo));
+      if ("m" in ref) messages.set(channel, this.log.readRows(threadId, ref.m, cache));
       else if ("h" in ref) {
         const v = this.sql.selectValue.get(threadId, ref.h);
         if (!v) throw new HarnessError("storage", `Checkpoint ${row.checkpoint_id} of thread ${threadId} references a missing value.`);
@@ -316,10 +321,10 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       }
     }
     const readWriteMessages = (ws: WriteRow[]) => {
-      const out = new Map<WriteRow, LogRow[]>();
+      const out = new Map<WriteRow, LoadedRow[]>();
       for (const w of ws) {
         if (w.type === MSGS || w.type === MSG) {
-          out.set(w, this.log.readRows(threadId, JSON.parse(String(w.value)) as SeqRange[], threadMemo));
+          out.set(w, this.log.readRows(threadId, JSON.parse(String(w.value)) as SeqRange[], cache));
         }
       }
       return out;
@@ -343,7 +348,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     };
   }
 
-  private async decodeWrite(r: TupleRows, w: WriteRow, messages: Map<WriteRow, LogRow[]>): Promise<unknown> {
+  private async decodeWrite(r: TupleRows, w: WriteRow, messages: Map<WriteRow, LoadedRow[]>): Promise<unknown> {
     if (w.type === MSGS) return this.log.revive(r.cache, messages.get(w)!);
     if (w.type === MSG) return (await this.log.revive(r.cache, messages.get(w)!))[0];
     if (w.type === "bytes" && w.value !== null) return new Uint8Array(Buffer.from(w.value));

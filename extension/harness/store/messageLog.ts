@@ -13,6 +13,7 @@
  * unchanged (`fields`, compared by identity: catches `msg.content = ...` but not deep mutation of
  * a content array — state is never mutated after it is checkpointed, STYLE.md rule 5).
  * A miss is serialized, hashed, and looked up by (id, hash) before a new seq is appended.
+ * The same memory serves reads: a seq whose object is known is not deserialized again.
  */
 import { createHash } from "node:crypto";
 import { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
@@ -45,12 +46,18 @@ export type Slot = number | PendingMessage;
 export interface ThreadCache {
   epoch: string | undefined;
   messages: WeakMap<object, Entry>;
+  /**
+   * seq -> the message object revived from there, so getTuple does not deserialize the whole
+   * history on every run. Returned objects are shared between reads, as they are between steps
+   * inside a LangGraph run; the `fields` check drops one that was modified.
+   */
+  objects: Map<number, BaseMessage>;
   /** channel key -> last stored (version, value identity, reference) */
   values: Map<string, { version: unknown; value: unknown; ref: unknown }>;
 }
 
 export function newThreadCache(epoch?: string): ThreadCache {
-  return { epoch, messages: new WeakMap(), values: new Map() };
+  return { epoch, messages: new WeakMap(), objects: new Map(), values: new Map() };
 }
 
 /** One put's (or putWrites') pending log inserts, shared by all its values so a message is stored once. */
@@ -88,6 +95,9 @@ export interface LogRow {
   type: string;
   value: Buffer;
 }
+
+/** A row read from the log, or the live object already known for its seq. */
+export type LoadedRow = LogRow | { seq: number; obj: BaseMessage };
 
 export class MessageLog {
   private readonly maxSeq;
@@ -164,8 +174,21 @@ export class MessageLog {
   /** After commit: remember the newly stored objects. */
   remember(cache: ThreadCache, batch: LogBatch): void {
     for (const p of batch.pending.values()) {
-      if (p.seq !== undefined) cache.messages.set(p.obj, { seq: p.seq, id: p.id, fields: Object.values(p.obj) });
+      if (p.seq === undefined) continue;
+      // Not into `objects`: reads return deserialized objects only, so a read in this process
+      // equals a read in a new one (live objects may hold fields the serializer drops).
+      cache.messages.set(p.obj, { seq: p.seq, id: p.id, fields: Object.values(p.obj) });
     }
+  }
+
+  /** The unmodified object known for a seq, if any. */
+  private known(cache: ThreadCache, seq: number): BaseMessage | undefined {
+    const obj = cache.objects.get(seq);
+    if (!obj) return undefined;
+    const e = cache.messages.get(obj);
+    if (e && e.seq === seq && e.id === (obj.id ?? "") && sameFields(obj, e.fields)) return obj;
+    cache.objects.delete(seq);
+    return undefined;
   }
 
   /** Run-length encodes resolved slots: contiguous seqs collapse into one range. */
@@ -181,44 +204,48 @@ export class MessageLog {
     return out;
   }
 
-  /** Raw rows of some ranges; synchronous so a caller can read them inside one read transaction. */
-  readRows(threadId: string, ranges: readonly SeqRange[], memo?: Map<number, LogRow>): LogRow[] {
-    const rows: LogRow[] = [];
-    for (const [start, end] of ranges) {
-      if (memo) {
-        const cached: LogRow[] = [];
-        for (let seq = start; seq < end; seq++) {
-          const r = memo.get(seq);
-          if (!r) break;
-          cached.push(r);
-        }
-        if (cached.length === end - start) {
-          rows.push(...cached);
-          continue;
-        }
-      }
+  /**
+   * The rows of some ranges, or the known object of a seq instead of its row; synchronous so a
+   * caller can read inside one read transaction. Only runs of unknown seqs hit the database.
+   */
+  readRows(threadId: string, ranges: readonly SeqRange[], cache: ThreadCache): LoadedRow[] {
+    const rows: LoadedRow[] = [];
+    const fetch = (start: number, end: number) => {
       const got = this.selectRange.all(threadId, start, end);
       if (got.length !== end - start) {
-        throw new HarnessError(
-          "storage",
-          `Checkpoint data of thread ${threadId} is incomplete (messages ${start}..${end - 1} missing).`,
-        );
+        throw new HarnessError("storage", `Checkpoint data of thread ${threadId} is incomplete (messages ${start}..${end - 1} missing).`);
       }
-      if (memo) for (const r of got) memo.set(r.seq, r);
       rows.push(...got);
+    };
+    for (const [start, end] of ranges) {
+      let missingFrom: number | undefined;
+      for (let seq = start; seq < end; seq++) {
+        const obj = this.known(cache, seq);
+        if (!obj) {
+          missingFrom ??= seq;
+          continue;
+        }
+        if (missingFrom !== undefined) fetch(missingFrom, seq);
+        missingFrom = undefined;
+        rows.push({ seq, obj });
+      }
+      if (missingFrom !== undefined) fetch(missingFrom, end);
     }
     return rows;
   }
 
   /** Deserializes rows into fresh message objects and registers them in the cache. */
-  async revive(cache: ThreadCache, rows: readonly LogRow[]): Promise<BaseMessage[]> {
-    const messages = await Promise.all(rows.map((r) => this.serde.loadsTyped(r.type, r.value) as Promise<BaseMessage>));
-    for (let i = 0; i < messages.length; i++) {
-      const msg = messages[i]!;
-      if (typeof msg === "object" && msg !== null) {
-        cache.messages.set(msg, { seq: rows[i]!.seq, id: msg.id ?? "", fields: Object.values(msg) });
-      }
-    }
-    return messages;
+  async revive(cache: ThreadCache, rows: readonly LoadedRow[]): Promise<BaseMessage[]> {
+    return Promise.all(
+      rows.map(async (r) => {
+        if ("obj" in r) return r.obj;
+        const msg = (await this.serde.loadsTyped(r.type, r.value)) as BaseMessage;
+        if (typeof msg === "object" && msg !== null) {
+          cache.messages.set(msg, { seq: r.seq, id: msg.id ?? "", fields: Object.values(msg) });
+          cache.objects.set(r.seq, msg);
+        }
+        return msg;
+      }),
+    );
   }
 }

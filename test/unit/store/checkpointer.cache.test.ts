@@ -13,9 +13,15 @@ import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer
 /** counts how many messages pass through the serializer */
 class CountingSerde extends JsonPlusSerializer {
   messages = 0;
+  revived = 0;
   override async dumpsTyped(obj: unknown): Promise<[string, Uint8Array]> {
     if (BaseMessage.isInstance(obj)) this.messages++;
     return super.dumpsTyped(obj);
+  }
+  override async loadsTyped(type: string, data: Uint8Array | string): Promise<unknown> {
+    const value: unknown = await super.loadsTyped(type, data);
+    if (BaseMessage.isInstance(value)) this.revived++;
+    return value;
   }
 }
 
@@ -74,6 +80,16 @@ describe("LinearSqliteSaver internals", () => {
     await saver2.put(tuple!.config, checkpoint([...restored, new HumanMessage({ id: "new", content: "more" })]), meta, {});
     assert.equal(serde2.messages, 1);
     assert.equal((db.prepare("SELECT count(*) n FROM checkpoint_messages").get() as any).n, 61);
+
+    // reads deserialize each stored message once; a returned object modified by a caller is read again
+    assert.equal(serde2.revived, 60);
+    const again = (await saver2.getTuple({ configurable: { thread_id: "grow" } }))!.checkpoint.channel_values.messages as BaseMessage[];
+    assert.equal(again.length, 61);
+    assert.equal(serde2.revived, 61);
+    again[0]!.content = "scribbled";
+    const third = (await saver2.getTuple({ configurable: { thread_id: "grow" } }))!.checkpoint.channel_values.messages as BaseMessage[];
+    assert.equal(third[0]!.text, "question 0");
+    assert.equal(serde2.revived, 62);
   });
 
   it("notices a message field reassigned after it was stored", async () => {
