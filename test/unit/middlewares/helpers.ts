@@ -1,0 +1,63 @@
+// A real createAgent with ThreadState, the middlewares under test and a checkpointer, against the
+// scripted model server: what the model saw is `server.requests[i].body.messages`.
+import { createAgent, HumanMessage } from "langchain";
+import type { AgentMiddleware } from "langchain";
+import { MemorySaver } from "@langchain/langgraph";
+import { ChatOpenAI } from "@langchain/openai";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import type { BaseMessage } from "@langchain/core/messages";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ThreadStateSchema } from "../../../extension/harness/state/threadState.js";
+import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import { openDatabase } from "../../../extension/harness/store/db.js";
+import { createBlobStore } from "../../../extension/harness/store/blobs.js";
+import type { RequestMessage } from "../../fixtures/modelServer.js";
+
+export const PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
+export const PNG = Buffer.from(PNG_B64, "base64");
+
+export function chatModel(baseURL: string, model = "scripted") {
+  return new ChatOpenAI({ model, apiKey: "test", configuration: { baseURL }, maxRetries: 0 });
+}
+
+export function threadFixture(threadId = "t1") {
+  const ws = mkdtempSync(join(tmpdir(), "deerflow-mw-"));
+  const dirs = ensureThreadDirs(ws, threadId);
+  const db = openDatabase(join(mkdtempSync(join(tmpdir(), "deerflow-mw-db-")), "harness.db"));
+  return { ws, dirs, db, blobs: createBlobStore(db) };
+}
+
+export function buildTestAgent(opts: { baseURL: string; middleware: AgentMiddleware[]; tools?: StructuredToolInterface[]; checkpointer?: MemorySaver }) {
+  return createAgent({
+    model: chatModel(opts.baseURL),
+    tools: opts.tools ?? [],
+    systemPrompt: "You are DeerFlow.",
+    stateSchema: ThreadStateSchema,
+    middleware: opts.middleware,
+    checkpointer: opts.checkpointer ?? new MemorySaver(),
+  });
+}
+
+export type TestAgent = ReturnType<typeof buildTestAgent>;
+
+/** One turn through `agent.graph` (as runTurn does), returning the final state values. */
+export async function turn(agent: TestAgent, threadId: string, human: HumanMessage | string): Promise<Record<string, any> & { messages: BaseMessage[] }> {
+  const config = { configurable: { thread_id: threadId } };
+  const msg = typeof human === "string" ? new HumanMessage(human) : human;
+  await agent.graph.invoke({ messages: [msg] }, config);
+  const snap = await agent.graph.getState(config);
+  return snap.values as Record<string, any> & { messages: BaseMessage[] };
+}
+
+/** The text of a recorded request message (string content or its text blocks). */
+export function text(m: RequestMessage | undefined): string {
+  if (!m) return "";
+  if (typeof m.content === "string") return m.content;
+  return (m.content ?? []).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
+}
+
+export function nonSystem(messages: RequestMessage[] | undefined): RequestMessage[] {
+  return (messages ?? []).filter((m) => m.role !== "system");
+}
