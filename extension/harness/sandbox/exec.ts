@@ -175,7 +175,9 @@ export function runCommand(command: string, options: RunCommandOptions): Promise
       exitCode = code;
       clearTimeout(timer);
       const backgroundAlive = !timedOut && !aborted && pid !== undefined && groupAlive(pid);
-      pipeTimer = setTimeout(finish, backgroundAlive ? BACKGROUND_PIPE_GRACE_MS : PIPE_CLOSE_LIMIT_MS);
+      // setImmediate after the timer: one more poll phase runs first, so output the shell wrote
+      // before exiting is read even if the event loop was blocked for the whole grace period.
+      pipeTimer = setTimeout(() => setImmediate(finish), backgroundAlive ? BACKGROUND_PIPE_GRACE_MS : PIPE_CLOSE_LIMIT_MS);
     });
   });
 }

@@ -19,15 +19,23 @@ async function sandbox(): Promise<LocalSandbox> {
   return s;
 }
 
-/** Dead = gone, or a zombie that has already released everything (waiting for init to reap it). */
+/**
+ * Dead = gone, a zombie, or past the point of no return. The kernel releases a dying task's
+ * memory before its files (do_exit: exit_mm, then exit_files), so once our pipes have closed a
+ * killed process either is already gone/zombie or has no address space left: its cmdline reads
+ * empty. Checking only ESRCH would race with init reaping the orphan.
+ */
 function isDead(pid: number): boolean {
   try {
     process.kill(pid, 0);
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === "ESRCH";
   }
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-  return stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`).length === 0;
+  } catch {
+    return true;
+  }
 }
 
 function readPid(name: string): number {
