@@ -1,0 +1,112 @@
+/**
+ * TitleMiddleware (DeerFlow `title_middleware.py`): after the first complete exchange (exactly one
+ * real user message and at least one AI message) and only while the thread has no title, set
+ * `title`. With a title model, DeerFlow's prompt asks it for ≤6 words (tagged `nostream` so its
+ * tokens never reach the run's `messages` stream); without one, or when it fails or answers
+ * blank, the local fallback: the first user text, cut to 50 characters + "...".
+ *
+ * "Real" user messages exclude the ones middlewares add for the model (hidden reminders such as
+ * `todo_reminder`, anything flagged `hide_from_ui`, DeerFlow's dynamic-context reminders). The
+ * user text is the one they typed: `additional_kwargs.original_user_content` when the Uploads
+ * middleware prepended its block.
+ *
+ * Where we differ: DeerFlow's worker copies the title to the thread record; here that is the
+ * run's caller's job (the title is in the final state), see the report in middlewareChain.ts.
+ */
+import { createMiddleware } from "langchain";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { StateSchema } from "@langchain/langgraph";
+import { threadStateFields } from "../state/threadState.js";
+import { ORIGINAL_USER_CONTENT_KEY } from "./uploads.js";
+
+/** DeerFlow `TitleConfig` defaults. */
+export const TITLE_MAX_WORDS = 6;
+export const TITLE_MAX_CHARS = 60;
+export const TITLE_PROMPT_TEMPLATE =
+  "Generate a concise title (max {max_words} words) for this conversation.\nUser: {user_msg}\nAssistant: {assistant_msg}\n\nReturn ONLY the title, no quotes, no explanation.";
+/** LangGraph's TAG_NOSTREAM: the `messages` stream mode skips runs carrying it. */
+const TAG_NOSTREAM = "nostream";
+
+const titleState = new StateSchema({ title: threadStateFields.title });
+
+function normalizeContent(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) return content.map(normalizeContent).filter(Boolean).join("\n");
+  if (content && typeof content === "object") {
+    const c = content as { text?: unknown; content?: unknown };
+    if (typeof c.text === "string") return c.text;
+    if (c.content !== undefined) return normalizeContent(c.content);
+  }
+  return "";
+}
+
+function isRealUserMessage(m: BaseMessage): boolean {
+  if (!HumanMessage.isInstance(m)) return false;
+  const kw = m.additional_kwargs ?? {};
+  return kw.hide_from_ui !== true && kw.dynamic_context_reminder !== true && m.name !== "todo_reminder";
+}
+
+function userText(m: BaseMessage): string {
+  const original = m.additional_kwargs?.[ORIGINAL_USER_CONTENT_KEY];
+  return typeof original === "string" ? original : normalizeContent(m.content);
+}
+
+export function stripThink(text: string): string {
+  return text.replace(/<think>[\s\S]*?<\/think>/gi, "").trim();
+}
+
+/** DeerFlow `_should_generate_title` (title enabled, no title yet, first complete exchange). */
+export function shouldGenerateTitle(state: { messages: readonly BaseMessage[]; title?: string | null }): boolean {
+  if (state.title) return false;
+  const users = state.messages.filter(isRealUserMessage);
+  return users.length === 1 && state.messages.some((m) => AIMessage.isInstance(m));
+}
+
+/** DeerFlow `_fallback_title`: ≤50 chars kept, else `text[:50].rstrip() + "..."`; empty → "New Conversation". */
+export function fallbackTitle(userMsg: string, maxChars = TITLE_MAX_CHARS): string {
+  const limit = Math.min(maxChars, 50);
+  if (userMsg.length > limit) return userMsg.slice(0, Math.min(limit, maxChars - 3)).trimEnd() + "...";
+  return userMsg || "New Conversation";
+}
+
+/** DeerFlow `_parse_title`: think blocks stripped, surrounding quotes removed, clamped to max_chars. */
+export function parseTitle(content: unknown, maxChars = TITLE_MAX_CHARS): string {
+  let t = stripThink(normalizeContent(content)).trim();
+  t = t.replace(/^"+|"+$/g, "").replace(/^'+|'+$/g, "");
+  return t.length > maxChars ? t.slice(0, maxChars) : t;
+}
+
+export function buildTitlePrompt(userMsg: string, assistantMsg: string): string {
+  return TITLE_PROMPT_TEMPLATE.replace("{max_words}", String(TITLE_MAX_WORDS))
+    .replace("{user_msg}", userMsg.slice(0, 500))
+    .replace("{assistant_msg}", stripThink(assistantMsg).slice(0, 500));
+}
+
+export function titleMiddleware(titleModel?: BaseChatModel) {
+  return createMiddleware({
+    name: "TitleMiddleware",
+    stateSchema: titleState,
+    afterModel: async (state, runtime) => {
+      const s = state as { messages: BaseMessage[]; title?: string | null };
+      if (!shouldGenerateTitle(s)) return undefined;
+      const user = s.messages.find(isRealUserMessage);
+      const userMsg = user ? userText(user) : "";
+      if (!titleModel) return { title: fallbackTitle(userMsg) };
+      const ai = s.messages.find((m) => AIMessage.isInstance(m));
+      try {
+        const response = await titleModel.invoke(buildTitlePrompt(userMsg, normalizeContent(ai?.content)), {
+          runName: "title_agent",
+          tags: ["middleware:title", TAG_NOSTREAM],
+          ...(runtime.signal ? { signal: runtime.signal } : {}),
+        });
+        const title = parseTitle(response.content);
+        if (title) return { title };
+      } catch {
+        // DeerFlow: any failure of the title model falls back to the local title.
+      }
+      return { title: fallbackTitle(userMsg) };
+    },
+  });
+}
