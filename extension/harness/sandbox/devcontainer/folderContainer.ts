@@ -1,0 +1,338 @@
+/**
+ * One workspace folder's dev container: brought up once, shared by the folder's threads under a
+ * lease, released after an idle timeout, brought up again when it vanished or was stopped.
+ *
+ * Lease: the references are the threads that acquired the sandbox and have not released it, plus
+ * the commands in flight. The harness acquires once per thread (the id then lives in the thread's
+ * state) but releases at the end of every run, so a set of threads, not a counter, keeps the
+ * count honest; a command re-leases its thread. At zero references the idle timer starts; when it
+ * fires, a container WE started is stopped (or removed when configured). A container that was
+ * already running (the user's VS Code attached to it) is never stopped by us.
+ *
+ * Recovery: the fast path never inspects the container. An exec that the engine refuses with 404
+ * (container gone) or 409 (not running, e.g. `docker stop` or a daemon restart) marks the
+ * container down, brings it up again through `devcontainer up` (which restarts or recreates it)
+ * and retries once. A command whose stream ends without an exit code finds the container dead
+ * and fails with `sandbox_container_lost`; the next command brings it up again.
+ */
+import { posix } from "node:path";
+import { HarnessError } from "../../errors.js";
+import type { ExecResult } from "../provider.js";
+import { OUTPUTS_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, VIRTUAL_PATH_PREFIX, WORKSPACE_VIRTUAL_PATH } from "../paths.js";
+import { runContainerExec } from "./containerExec.js";
+import { devcontainerUp } from "./devcontainerCli.js";
+import { EngineHttpError, type EngineApi } from "./engineApi.js";
+import { ThreadViewGate } from "./threadViewGate.js";
+import { asError } from "./errors.js";
+
+export type DevContainerStatus = "stopped" | "starting" | "ready";
+
+export interface DevContainerEvent {
+  readonly status: DevContainerStatus;
+  readonly workspaceFolder: string;
+  readonly containerId?: string;
+  /** A line of bring-up progress while starting; the error text when a bring-up failed. */
+  readonly detail?: string;
+}
+
+export interface FolderContainerOptions {
+  readonly workspaceFolder: string;
+  readonly engine: EngineApi;
+  readonly dockerPath: string;
+  readonly cliPath?: string;
+  readonly bringUpTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly removeWhenIdle: boolean;
+  readonly captureLimitBytes: number;
+  readonly onEvent?: (event: DevContainerEvent) => void;
+}
+
+/** What one bring-up established; replaced as a whole by the next bring-up. */
+export interface UpContainer {
+  readonly containerId: string;
+  readonly remoteUser: string;
+  readonly remoteWorkspaceFolder: string;
+  readonly env: readonly string[];
+  /** bash when the image has it, sh otherwise. */
+  readonly shell: string;
+}
+
+export interface FolderExecOptions {
+  readonly timeoutMs: number;
+  readonly signal?: AbortSignal;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
+}
+
+const STOP_GRACE_SECONDS = 10;
+/** How long the engine may take to record a container's death after its processes were killed. */
+const DEATH_GRACE_MS = 1_500;
+
+/** Root setup after every bring-up: the virtual root, the workspace link, the shell to use. */
+const SETUP_SCRIPT = `set -e
+mkdir -p ${VIRTUAL_PATH_PREFIX}
+if [ -e ${WORKSPACE_VIRTUAL_PATH} ] && [ ! -L ${WORKSPACE_VIRTUAL_PATH} ]; then rm -rf ${WORKSPACE_VIRTUAL_PATH}; fi
+ln -sfn "$1" ${WORKSPACE_VIRTUAL_PATH}
+command -v bash || command -v sh`;
+
+/** Switch the per-thread links (see ThreadViewGate). A real dir in their place would swallow the link. */
+const INSTALL_VIEW_SCRIPT = `set -e
+for pair in "$1:${UPLOADS_VIRTUAL_PATH}" "$2:${OUTPUTS_VIRTUAL_PATH}"; do
+  target=\${pair%%:*}; link=\${pair#*:}
+  if [ -e "$link" ] && [ ! -L "$link" ]; then rm -rf "$link"; fi
+  ln -sfn "$target" "$link"
+done`;
+
+function isContainerGone(err: unknown): boolean {
+  return err instanceof EngineHttpError && (err.statusCode === 404 || err.statusCode === 409);
+}
+
+/** `${containerEnv:NAME}` / `${containerEnv:NAME:default}` in remoteEnv, as the CLI resolves them. */
+function resolveRemoteEnv(remoteEnv: Readonly<Record<string, string | null>>, containerEnv: readonly string[]): string[] {
+  const known = new Map(containerEnv.map((e) => [e.slice(0, e.indexOf("=")), e.slice(e.indexOf("=") + 1)]));
+  return Object.entries(remoteEnv)
+    .filter((entry): entry is [string, string] => entry[1] !== null)
+    .map(([name, value]) => {
+      const resolved = value.replace(/\$\{containerEnv:([^}:]+)(?::([^}]*))?\}/g, (_m, v: string, d?: string) => known.get(v) ?? d ?? "");
+      return `${name}=${resolved}`;
+    });
+}
+
+export class FolderContainer {
+  private up: UpContainer | undefined;
+  private bringingUp: Promise<UpContainer> | undefined;
+  private generation = 0;
+  private startedByUs = false;
+  private readonly leases = new Set<string>();
+  private inflight = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
+  private readonly lifetime = new AbortController();
+  private readonly gate: ThreadViewGate;
+
+  constructor(private readonly options: FolderContainerOptions) {
+    this.gate = new ThreadViewGate((threadId) => this.installView(threadId), () => this.generation);
+  }
+
+  get current(): UpContainer | undefined {
+    return this.up;
+  }
+
+  lease(threadId: string): void {
+    this.leases.add(threadId);
+    this.cancelIdle();
+  }
+
+  unlease(threadId: string): void {
+    this.leases.delete(threadId);
+    this.maybeIdle();
+  }
+
+  /** The running container; one bring-up at a time, shared by every caller that needs it. */
+  async ensureUp(signal?: AbortSignal): Promise<UpContainer> {
+    if (this.up) return this.up;
+    this.bringingUp ??= this.bringUp().finally(() => {
+      this.bringingUp = undefined;
+    });
+    return raceAbort(this.bringingUp, signal);
+  }
+
+  async exec(threadId: string, command: string, options: FolderExecOptions): Promise<ExecResult> {
+    this.lease(threadId);
+    this.inflight++;
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const up = await this.ensureUp(options.signal);
+        try {
+          await this.gate.enter(threadId, options.signal);
+        } catch (err) {
+          if (attempt === 0 && isContainerGone(err)) {
+            this.markDown(up);
+            continue;
+          }
+          throw err;
+        }
+        try {
+          return await this.execIn(up, command, options);
+        } catch (err) {
+          if (attempt === 0 && isContainerGone(err)) {
+            this.markDown(up);
+            continue;
+          }
+          throw err;
+        } finally {
+          this.gate.leave();
+        }
+      }
+    } finally {
+      this.inflight--;
+      this.maybeIdle();
+    }
+  }
+
+  /** Stop (or remove) the container if we started it; used by the idle timer and shutdown. */
+  async release(): Promise<void> {
+    this.cancelIdle();
+    const up = this.up;
+    if (!up) return;
+    this.markDown(up);
+    if (!this.startedByUs) return;
+    this.startedByUs = false;
+    if (this.options.removeWhenIdle) await this.options.engine.removeContainer(up.containerId);
+    else await this.options.engine.stopContainer(up.containerId, STOP_GRACE_SECONDS);
+    this.emit({ status: "stopped", containerId: up.containerId });
+  }
+
+  async shutdown(): Promise<void> {
+    this.lifetime.abort(new HarnessError("sandbox_runtime", "The sandbox provider is shutting down."));
+    await this.release().catch(() => undefined);
+  }
+
+  private async execIn(up: UpContainer, command: string, options: FolderExecOptions): Promise<ExecResult> {
+    const env = [...up.env, `PWD=${WORKSPACE_VIRTUAL_PATH}`, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
+    const outcome = await runContainerExec(this.options.engine, {
+      containerId: up.containerId,
+      // The working directory is the virtual path itself (a link to the mounted folder) and PWD
+      // says so, so `pwd` prints /mnt/user-data/workspace and the command runs verbatim.
+      cmd: [up.shell, "-c", command],
+      user: up.remoteUser,
+      workingDir: WORKSPACE_VIRTUAL_PATH,
+      env,
+      timeoutMs: options.timeoutMs,
+      captureLimitBytes: this.options.captureLimitBytes,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
+    });
+    // No exit code, or SIGKILL's, without our timeout: did the container die under the command?
+    // (When a container's init dies the kernel SIGKILLs everything in it: exec exit code 137.)
+    const lostProcess = outcome.exitCode === null || outcome.exitCode === 137;
+    if (!outcome.timedOut && lostProcess && (await this.options.engine.waitNotRunning(up.containerId, DEATH_GRACE_MS))) {
+      this.markDown(up);
+      throw new HarnessError(
+        "sandbox_container_lost",
+        "The dev container stopped while the command was running; its output is lost. " +
+          "The next command starts the container again.",
+      );
+    }
+    return { ...outcome, timeoutMs: options.timeoutMs };
+  }
+
+  private async bringUp(): Promise<UpContainer> {
+    const { engine, workspaceFolder } = this.options;
+    const signal = this.lifetime.signal;
+    await engine.ping(signal);
+    const before = await engine.listContainers([`devcontainer.local_folder=${workspaceFolder}`], signal);
+    const wasRunning = before.some((c) => c.State === "running");
+    this.emit({ status: "starting" });
+    let up: UpContainer;
+    try {
+      const result = await devcontainerUp({
+        workspaceFolder,
+        dockerPath: this.options.dockerPath,
+        socketPath: engine.socketPath,
+        timeoutMs: this.options.bringUpTimeoutMs,
+        signal,
+        ...(this.options.cliPath ? { cliPath: this.options.cliPath } : {}),
+        onProgress: (detail) => this.emit({ status: "starting", detail }),
+      });
+      const info = await engine.inspectContainer(result.containerId, signal);
+      const setup = await runContainerExec(engine, {
+        containerId: result.containerId,
+        cmd: ["sh", "-c", SETUP_SCRIPT, "sh", result.remoteWorkspaceFolder],
+        user: "0",
+        timeoutMs: 30_000,
+        captureLimitBytes: 64 * 1024,
+        signal,
+      });
+      if (setup.exitCode !== 0) {
+        throw new HarnessError(
+          "sandbox_bringup_failed",
+          `Could not create ${VIRTUAL_PATH_PREFIX} in the dev container: ${setup.stderr.trim() || setup.stdout.trim()}`,
+        );
+      }
+      up = {
+        containerId: result.containerId,
+        remoteUser: result.remoteUser,
+        remoteWorkspaceFolder: result.remoteWorkspaceFolder,
+        env: resolveRemoteEnv(result.remoteEnv, info.Config.Env ?? []),
+        shell: setup.stdout.trim().split("\n").at(-1) || "sh",
+      };
+    } catch (err) {
+      this.emit({ status: "stopped", detail: err instanceof Error ? err.message : String(err) });
+      throw err;
+    }
+    // Ours to stop when we started it, or when we started it before and it was stopped behind our back.
+    this.startedByUs = this.startedByUs || !wasRunning;
+    this.generation++;
+    this.up = up;
+    this.emit({ status: "ready", containerId: up.containerId });
+    this.maybeIdle();
+    return up;
+  }
+
+  private async installView(threadId: string): Promise<void> {
+    const up = this.up;
+    if (!up) throw new HarnessError("sandbox_container_lost", "The dev container is not up.");
+    const base = posix.join(up.remoteWorkspaceFolder, ".deerflow", "threads", threadId);
+    const result = await runContainerExec(this.options.engine, {
+      containerId: up.containerId,
+      cmd: ["sh", "-c", INSTALL_VIEW_SCRIPT, "sh", posix.join(base, "uploads"), posix.join(base, "outputs")],
+      user: "0",
+      timeoutMs: 30_000,
+      captureLimitBytes: 64 * 1024,
+    });
+    if (result.exitCode !== 0) {
+      throw new HarnessError(
+        "sandbox_runtime",
+        `Could not point ${VIRTUAL_PATH_PREFIX} at thread ${threadId}'s data: ${result.stderr.trim()}`,
+      );
+    }
+  }
+
+  private markDown(up: UpContainer): void {
+    if (this.up !== up) return;
+    this.up = undefined;
+    this.gate.reset();
+  }
+
+  private maybeIdle(): void {
+    if (this.leases.size > 0 || this.inflight > 0 || !this.up || this.idleTimer) return;
+    if (this.options.idleTimeoutMs <= 0) return;
+    this.idleTimer = setTimeout(() => {
+      this.idleTimer = undefined;
+      if (this.leases.size > 0 || this.inflight > 0 || this.bringingUp) return;
+      this.release().catch((err: unknown) =>
+        this.emit({ status: "stopped", detail: err instanceof Error ? err.message : String(err) }),
+      );
+    }, this.options.idleTimeoutMs);
+    // An idle container must not keep the harness process alive.
+    this.idleTimer.unref();
+  }
+
+  private cancelIdle(): void {
+    clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private emit(event: Omit<DevContainerEvent, "workspaceFolder">): void {
+    this.options.onEvent?.({ ...event, workspaceFolder: this.options.workspaceFolder });
+  }
+}
+
+function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return promise;
+  if (signal.aborted) return Promise.reject(asError(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(asError(signal.reason));
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (v) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(asError(e));
+      },
+    );
+  });
+}

@@ -1,0 +1,155 @@
+/**
+ * DevContainerSandboxProvider: `bash` runs in the workspace folder's dev container (DeerFlow's
+ * AioSandboxProvider is the model, `community/aio_sandbox/aio_sandbox_provider.py`).
+ *
+ * Where we differ from DeerFlow on purpose:
+ * - one container per FOLDER, shared by its threads (DeerFlow: one per thread). The folder's
+ *   devcontainer.json describes one environment; a container per thread would multiply
+ *   bring-ups (minutes with features) and disk. The per-thread uploads/outputs are symlinks
+ *   switched by ThreadViewGate.
+ * - the file tools do not go through the container (see ../provider.ts): the folder is a bind
+ *   mount, so the host paths and the container paths are the same files.
+ * - no warm pool or replica cap: one container per folder; an idle timeout stops it.
+ *
+ * Sandbox ids are `devcontainer:<folder hash>:<thread>`: deterministic like DeerFlow's, so an id
+ * restored from a checkpoint after a restart is recognised by `get` without a new acquire.
+ */
+import { createHash } from "node:crypto";
+import { realpathSync } from "node:fs";
+import { HarnessError } from "../../errors.js";
+import { ensureThreadDirs, validateThreadId } from "../../threads/threadDirs.js";
+import { COMMAND_CAPTURE_LIMIT_BYTES, DEFAULT_COMMAND_TIMEOUT_MS } from "../exec.js";
+import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "../provider.js";
+import { defaultSocketPath, EngineApi } from "./engineApi.js";
+import { FolderContainer, type DevContainerEvent, type UpContainer } from "./folderContainer.js";
+
+export type { DevContainerEvent, DevContainerStatus } from "./folderContainer.js";
+
+/** DeerFlow's aio sandbox idle_timeout. */
+export const DEFAULT_IDLE_TIMEOUT_MS = 600_000;
+/** Image builds and features can take minutes; a bring-up that hangs longer is an error. */
+export const DEFAULT_BRING_UP_TIMEOUT_MS = 900_000;
+
+export interface DevContainerProviderOptions {
+  /** The folder with `.devcontainer/devcontainer.json` or `.devcontainer.json`. */
+  readonly workspaceFolder: string;
+  /** Docker Engine socket; default from DOCKER_HOST (unix://), else /var/run/docker.sock. */
+  readonly socketPath?: string;
+  /** Docker client for @devcontainers/cli (`--docker-path`); default "docker" on PATH. */
+  readonly dockerPath?: string;
+  /** devcontainer.js of @devcontainers/cli; default the installed dependency. */
+  readonly cliPath?: string;
+  /** Stop the container this long after the last lease ended; 0 keeps it running. */
+  readonly idleTimeoutMs?: number;
+  /** Remove instead of stop when idle (and at shutdown). */
+  readonly removeWhenIdle?: boolean;
+  readonly bringUpTimeoutMs?: number;
+  /** Starting / ready / stopped, with bring-up progress: for the panel's sandbox indicator. */
+  readonly onEvent?: (event: DevContainerEvent) => void;
+}
+
+export class DevContainerSandbox implements Sandbox {
+  readonly pathMode = "virtual" as const;
+
+  constructor(
+    readonly id: string,
+    readonly threadId: string,
+    private readonly container: FolderContainer,
+  ) {}
+
+  execCommand(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+    return this.container.exec(this.threadId, command, {
+      timeoutMs: options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
+      ...(options.signal ? { signal: options.signal } : {}),
+      ...(options.env ? { env: options.env } : {}),
+    });
+  }
+}
+
+export class DevContainerSandboxProvider implements SandboxProvider {
+  private readonly engine: EngineApi;
+  private readonly container: FolderContainer;
+  private readonly folderKey: string;
+  private readonly sandboxes = new Map<string, DevContainerSandbox>();
+
+  constructor(private readonly options: DevContainerProviderOptions) {
+    // The real path: the CLI labels the container with the folder path it was given.
+    const workspaceFolder = realFolder(options.workspaceFolder);
+    this.folderKey = createHash("sha256").update(workspaceFolder).digest("hex").slice(0, 12);
+    this.engine = new EngineApi(options.socketPath ?? defaultSocketPath());
+    this.container = new FolderContainer({
+      workspaceFolder,
+      engine: this.engine,
+      dockerPath: options.dockerPath ?? "docker",
+      ...(options.cliPath ? { cliPath: options.cliPath } : {}),
+      bringUpTimeoutMs: options.bringUpTimeoutMs ?? DEFAULT_BRING_UP_TIMEOUT_MS,
+      idleTimeoutMs: options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      removeWhenIdle: options.removeWhenIdle ?? false,
+      captureLimitBytes: COMMAND_CAPTURE_LIMIT_BYTES,
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+    });
+  }
+
+  /** Creates the thread's dirs, leases the folder's container and brings it up if needed. */
+  async acquire(threadId: string, options: { signal?: AbortSignal } = {}): Promise<string> {
+    const dirs = ensureThreadDirs(this.options.workspaceFolder, threadId);
+    const id = this.sandboxId(dirs.threadId);
+    if (!this.sandboxes.has(id)) this.sandboxes.set(id, new DevContainerSandbox(id, threadId, this.container));
+    this.container.lease(threadId);
+    try {
+      await this.container.ensureUp(options.signal);
+    } catch (err) {
+      this.container.unlease(threadId);
+      throw err;
+    }
+    return id;
+  }
+
+  get(sandboxId: string): Promise<DevContainerSandbox | undefined> {
+    const known = this.sandboxes.get(sandboxId);
+    if (known) return Promise.resolve(known);
+    // An id of this folder restored from a checkpoint: usable again, the container comes up on exec.
+    const prefix = `devcontainer:${this.folderKey}:`;
+    if (!sandboxId.startsWith(prefix)) return Promise.resolve(undefined);
+    const threadId = sandboxId.slice(prefix.length);
+    try {
+      validateThreadId(threadId);
+      ensureThreadDirs(this.options.workspaceFolder, threadId);
+    } catch {
+      return Promise.resolve(undefined);
+    }
+    const sandbox = new DevContainerSandbox(sandboxId, threadId, this.container);
+    this.sandboxes.set(sandboxId, sandbox);
+    return Promise.resolve(sandbox);
+  }
+
+  /** Ends the thread's lease; the container stops after the idle timeout once no lease is left. */
+  release(sandboxId: string): Promise<void> {
+    const sandbox = this.sandboxes.get(sandboxId);
+    if (sandbox) this.container.unlease(sandbox.threadId);
+    return Promise.resolve();
+  }
+
+  /** Stops the container if this provider started it, and closes the engine connections. */
+  async shutdown(): Promise<void> {
+    await this.container.shutdown();
+    this.engine.close();
+  }
+
+  /** The container as last brought up (id, remoteUser, shell): for "Open Sandbox Terminal". */
+  containerInfo(): UpContainer | undefined {
+    return this.container.current;
+  }
+
+  sandboxId(threadId: string): string {
+    return `devcontainer:${this.folderKey}:${threadId}`;
+  }
+}
+
+function realFolder(folder: string): string {
+  try {
+    return realpathSync(folder);
+  } catch (err) {
+    throw new HarnessError("workspace_mismatch", `Workspace folder does not exist: ${folder}`, { cause: err });
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * The dev container tests' engine: a real Docker engine and the registry-free base image, set
+ * up by scripts/ci/docker-setup.sh when they are not there yet (idempotent; an engine that
+ * already answers is used as is). If the engine cannot be had, `ensureDockerEngine` throws and
+ * the tests FAIL: they never skip.
+ *
+ * The engine is left running for the next test file (the script's `stop` ends the one it
+ * started; .ci/run calls it at the end).
+ */
+import { spawn } from "node:child_process";
+import { cp, mkdtemp, realpath, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { EngineApi } from "../../../extension/harness/sandbox/devcontainer/engineApi.js";
+
+const ROOT = resolve(fileURLToPath(import.meta.url), "../../../..");
+const SETUP_SCRIPT = join(ROOT, "scripts/ci/docker-setup.sh");
+const FIXTURES = join(ROOT, "test/fixtures/devcontainer");
+
+/** Debian's client, matching the 20.10 engine (the machine's newer client may not). */
+export const DOCKER_PATH = "/usr/bin/docker";
+export const SOCKET_PATH = "/var/run/docker.sock";
+
+function runSetup(action: "start" | "status"): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn("bash", [SETUP_SCRIPT, action], { stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+    child.once("error", reject);
+    child.once("close", (code) => resolvePromise({ code, output }));
+  });
+}
+
+export async function ensureDockerEngine(): Promise<EngineApi> {
+  if ((await runSetup("status")).code !== 0) {
+    const started = await runSetup("start");
+    if (started.code !== 0) throw new Error(`scripts/ci/docker-setup.sh start failed:\n${started.output}`);
+  }
+  const api = new EngineApi(SOCKET_PATH);
+  await api.ping();
+  return api;
+}
+
+/** A fresh copy of a sample workspace (its own folder, so its own container). */
+export async function copyFixture(name: string): Promise<string> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), `deerflow-dc-${name}-`)));
+  await cp(join(FIXTURES, name), dir, { recursive: true });
+  return dir;
+}
+
+/** Remove every container @devcontainers/cli made for the folder, then the folder. */
+export async function disposeFixture(api: EngineApi, folder: string): Promise<void> {
+  const containers = await api.listContainers([`devcontainer.local_folder=${folder}`]);
+  for (const c of containers) await api.removeContainer(c.Id);
+  await rm(folder, { recursive: true, force: true });
+}
