@@ -76,7 +76,7 @@ test("ask_clarification ends the run on the question; the answer in the next run
   assert.equal(last.name, "ask_clarification");
   assert.equal(last.id, "clarification:call-abc");
   assert.equal(last.content, "🔀 Deploy target is unclear.\n\nWhich environment?\n\n  1. dev\n  2. staging\n  3. prod");
-  assert.equal((last.artifact as any).human_input.request_id, "clarification:call-abc");
+  assert.equal((last.artifact).human_input.request_id, "clarification:call-abc");
   assert.equal(last.additional_kwargs.human_input && (last.additional_kwargs.human_input as any).input_mode, "choice_with_other");
 
   const s2 = await turn(agent, "clar-1", "staging");

@@ -67,7 +67,7 @@ test("title model: DeerFlow's prompt, tagged nostream (no tokens in the run's me
   const stream = await agent.graph.stream({ messages: [new HumanMessage("Plan a trip to Kyoto")] }, { configurable: { thread_id: "title-2" }, streamMode: ["messages"] });
   for await (const [, [chunk]] of stream as AsyncIterable<[string, [any, any]]>) streamed.push(typeof chunk.content === "string" ? chunk.content : "");
   const snap = await agent.graph.getState({ configurable: { thread_id: "title-2" } });
-  assert.equal((snap.values as any).title, "Trip to Kyoto");
+  assert.equal((snap.values).title, "Trip to Kyoto");
   const req = titleServer.requests[firstTitle]!;
   assert.equal(req.body!.model, "title-model");
   assert.deepEqual(req.body!.messages, [
