@@ -2,7 +2,7 @@
 // prints a table per bench and writes all rows to .bench/results.json.
 // A bench module default-exports { name, run(): Promise<Row[]> }; rows are flat records whose
 // keys become the table's columns. Benchmarks measure; they never assert timings.
-import { mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { cpus, platform, release } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -52,6 +52,11 @@ async function main() {
   }
   const out = join(repoRoot, ".bench", "results.json");
   mkdirSync(dirname(out), { recursive: true });
+  // a filtered run keeps the other benches' last results
+  if (filters.length && existsSync(out)) {
+    const previous = (JSON.parse(readFileSync(out, "utf8")) as { results?: typeof results }).results ?? {};
+    for (const [name, r] of Object.entries(previous)) if (!(name in results)) results[name] = r;
+  }
   const machine = { node: process.version, platform: `${platform()} ${release()}`, cpus: cpus().length, cpu: cpus()[0]?.model ?? "" };
   writeFileSync(out, JSON.stringify({ date: new Date().toISOString(), machine, results }, null, 2) + "\n");
   process.stdout.write(`\nwrote ${out}\n`);
