@@ -94,10 +94,15 @@ export class EngineApi {
     return this.json<ContainerInspect>("GET", `/containers/${encodeURIComponent(id)}/json`, undefined, signal);
   }
 
+  /** Stopping a stopped container is fine (the engine answers 304). */
   async stopContainer(id: string, graceSeconds: number): Promise<void> {
-    await this.call("POST", `/containers/${encodeURIComponent(id)}/stop?t=${graceSeconds}`, undefined, {
-      timeoutMs: API_CALL_TIMEOUT_MS + graceSeconds * 1000,
-    });
+    try {
+      await this.call("POST", `/containers/${encodeURIComponent(id)}/stop?t=${graceSeconds}`, undefined, {
+        timeoutMs: API_CALL_TIMEOUT_MS + graceSeconds * 1000,
+      });
+    } catch (err) {
+      if (!(err instanceof EngineHttpError && err.statusCode === 304)) throw err;
+    }
   }
 
   async removeContainer(id: string): Promise<void> {
