@@ -30,6 +30,11 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
 import { threadDataMiddleware } from "../middlewares/threadData.js";
+import { uploadsMiddleware } from "../middlewares/uploads.js";
+import { todoMiddleware } from "../middlewares/todo.js";
+import { titleMiddleware } from "../middlewares/title.js";
+import { viewImageMiddleware } from "../middlewares/viewImage.js";
+import { clarificationMiddleware } from "../middlewares/clarification.js";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -47,17 +52,17 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     // [1] InputSanitization
     // [2] ToolOutputBudget
     threadDataMiddleware(ctx.dirs), // [4]
-    // [5] Uploads
+    uploadsMiddleware(ctx.dirs), // [5]
     // [7] DanglingToolCall
     // [8] LLMErrorHandling
     // [13] ToolErrorHandling
-    // [19] Todo (ctx.planMode)
+    ctx.planMode && todoMiddleware(), // [19]
     // [20] TokenUsage
-    // [21] Title
-    // [23] ViewImage (ctx.supportsVision)
+    titleMiddleware(ctx.titleModel), // [21]
+    ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
     // [26] SystemMessageCoalescing
     // [28] LoopDetection
-    // [35] Clarification — keep last
+    clarificationMiddleware(), // [35] keep last
   ];
   return chain.filter((m): m is AgentMiddleware => Boolean(m));
 }
