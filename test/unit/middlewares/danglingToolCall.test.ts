@@ -70,7 +70,7 @@ test("empty names become unknown_tool in structured and raw payloads; the result
   assert.equal(fixed.tool_calls![0]!.name, "unknown_tool");
   assert.equal((fixed.additional_kwargs.tool_calls as any[])[0].function.name, "unknown_tool");
   assert.equal((patched[2] as ToolMessage).content, EMPTY_NAME_RESULT);
-  assert.doesNotMatch(String((patched[2] as ToolMessage).content), /arguments were invalid/);
+  assert.doesNotMatch((patched[2] as ToolMessage).text, /arguments were invalid/);
 });
 
 test("#4172: valid, empty-name and invalid-args calls all serialise with names and {} args, results in call order", () => {
@@ -91,7 +91,7 @@ test("#4172: valid, empty-name and invalid-args calls all serialise with names a
   ]);
   assert.deepEqual(fixed.invalid_tool_calls, []);
   assert.deepEqual(shape(patched).slice(2), ["tool:valid_call", "tool:empty_name_call", "tool:invalid_args_call"]);
-  assert.match(String((patched[4] as ToolMessage).content), /^\[write_file failed before execution: .*no file was written.*Parser error: Unexpected end of JSON input\]$/s);
+  assert.match((patched[4] as ToolMessage).text, /^\[write_file failed before execution: .*no file was written.*Parser error: Unexpected end of JSON input\]$/s);
 });
 
 test("a raw-only provider payload with unparsable arguments is normalised to \"{}\" and answered", () => {
@@ -99,7 +99,7 @@ test("a raw-only provider payload with unparsable arguments is normalised to \"{
   const patched = patchToolCallHistory([new HumanMessage("q"), msg])!;
   assert.equal(((patched[1] as AIMessage).additional_kwargs.tool_calls as any[])[0].function.arguments, "{}");
   // @langchain/core parses the raw payload into invalid_tool_calls, with its parser's message.
-  assert.match(String((patched[2] as ToolMessage).content), /^\[Tool call could not be executed because its arguments were invalid: .+\]$/);
+  assert.match((patched[2] as ToolMessage).text, /^\[Tool call could not be executed because its arguments were invalid: .+\]$/);
 });
 
 test("blank ids get a stable synthetic id; valid odd ids are kept byte for byte", () => {
