@@ -1,0 +1,89 @@
+/**
+ * TokenUsageMiddleware (DeerFlow `token_usage_middleware.py`): usage per model call, on the message.
+ *
+ * `@langchain/openai` (with `streamUsage: true`) already puts the provider's numbers on every
+ * AIMessage as `usage_metadata`. This middleware adds DeerFlow's step attribution, so a UI can say
+ * what the tokens were spent on: `additional_kwargs.token_usage_attribution = {version: 1, kind,
+ * shared_attribution, tool_call_ids, actions}` with kind `tool_batch`, `final_answer`, `thinking`,
+ * `todo_update` or `subagent_dispatch`. The message is replaced by id (same id, reducer replaces).
+ *
+ * Usage per RUN is summed by the turn runner (runs/runTurn.ts) over the run's AI messages and sent
+ * in the final `end` event, as DeerFlow's worker does from its journal.
+ *
+ * Where we differ from DeerFlow: no log line (the harness has no console; the numbers are on the
+ * message and in the end event); write_todos calls are attributed as one `todo_update` action
+ * instead of per-item diffs; no subagent usage folding (no subagents yet).
+ */
+import { createMiddleware } from "langchain";
+import { AIMessage } from "@langchain/core/messages";
+
+export const TOKEN_USAGE_ATTRIBUTION_KEY = "token_usage_attribution";
+
+type ToolCall = NonNullable<AIMessage["tool_calls"]>[number];
+
+const str = (v: unknown): string | null => (typeof v === "string" && v.trim() ? v.trim() : null);
+
+function describe(call: ToolCall): Record<string, unknown> {
+  const args = call.args && typeof call.args === "object" ? (call.args as Record<string, unknown>) : {};
+  const id = str(call.id);
+  switch (call.name) {
+    case "write_todos":
+      return { kind: "todo_update", tool_call_id: id };
+    case "task":
+      return { kind: "subagent", description: str(args.description), subagent_type: str(args.subagent_type), tool_call_id: id };
+    case "web_search":
+    case "image_search":
+      return { kind: "search", tool_name: call.name, query: str(args.query), tool_call_id: id };
+    case "present_files":
+      return { kind: "present_files", tool_call_id: id };
+    case "ask_clarification":
+      return { kind: "clarification", tool_call_id: id };
+    default:
+      return { kind: "tool", tool_name: str(call.name) ?? "unknown", description: str(args.description), tool_call_id: id };
+  }
+}
+
+export function tokenUsageAttribution(message: AIMessage): Record<string, unknown> {
+  const calls = message.tool_calls ?? [];
+  const actions = calls.map(describe);
+  const first = actions[0]?.kind;
+  const kind =
+    actions.length === 0
+      ? message.text
+        ? "final_answer"
+        : "thinking"
+      : actions.length === 1 && first === "todo_update"
+        ? "todo_update"
+        : actions.length === 1 && first === "subagent"
+          ? "subagent_dispatch"
+          : "tool_batch";
+  return {
+    version: 1,
+    kind,
+    shared_attribution: actions.length > 1,
+    tool_call_ids: calls.map((c) => str(c.id)).filter((id): id is string => id !== null),
+    actions,
+  };
+}
+
+export function tokenUsageMiddleware() {
+  return createMiddleware({
+    name: "TokenUsageMiddleware",
+    afterModel: (state) => {
+      const last = state.messages.at(-1);
+      if (!last || !AIMessage.isInstance(last) || !last.id) return undefined;
+      if (last.additional_kwargs[TOKEN_USAGE_ATTRIBUTION_KEY] !== undefined) return undefined; // idempotent on replay
+      const stamped = new AIMessage({
+        content: last.content,
+        id: last.id,
+        ...(last.name ? { name: last.name } : {}),
+        additional_kwargs: { ...last.additional_kwargs, [TOKEN_USAGE_ATTRIBUTION_KEY]: tokenUsageAttribution(last) },
+        response_metadata: last.response_metadata,
+        ...(last.usage_metadata ? { usage_metadata: last.usage_metadata } : {}),
+        tool_calls: last.tool_calls ?? [],
+        invalid_tool_calls: last.invalid_tool_calls ?? [],
+      });
+      return { messages: [stamped] };
+    },
+  });
+}
