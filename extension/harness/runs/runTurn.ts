@@ -6,7 +6,7 @@
  * the sandbox. It goes through `agent.graph.stream`, not `agent.stream`: the latter re-feeds the
  * saved state as input and applies every reducer once more per turn (langchain recipe, gotcha 2).
  */
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { FinalRunStatus, RunEvent } from "../../protocol/events.js";
 import type { SandboxProvider } from "../sandbox/provider.js";
@@ -34,6 +34,14 @@ export interface TurnRequest {
 export interface TurnResult {
   status: FinalRunStatus;
   error?: string;
+  /** Tokens of this run's model calls (TokenUsage; DeerFlow's worker completion counters). */
+  usage?: RunUsage;
+}
+
+export interface RunUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
 }
 
 /** Why a run was aborted: the caller passes one of these as the AbortSignal's reason. */
@@ -56,6 +64,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   });
 
   let result: TurnResult = { status: "success" };
+  const usage = new RunUsageCollector();
   try {
     const stream = await agent.graph.stream(
       { messages: [human] },
@@ -70,6 +79,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           break;
         }
         case "updates":
+          usage.add(payload);
           emit({ ...base, event: "updates", data: wireValue(payload) as Record<string, Record<string, unknown>> });
           break;
         case "values": {
@@ -95,7 +105,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
     } else {
       const e = err instanceof Error ? err : new Error(String(err));
       result = { status: "error", error: errorMessage(e) };
-      const code = (e as Error & { code?: unknown }).code;
+      const code = errorCode(e);
       emit({ ...base, event: "error", data: { name: e.name, message: e.message, ...(typeof code === "string" ? { code } : {}) } });
     }
   } finally {
@@ -103,7 +113,8 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   }
   // No `end` event here: the worker decides the final status (delivery check, a concurrent
   // cancel already recorded in the run store) and journals `end` with it.
-  return result;
+  const total = usage.total();
+  return total ? { ...result, usage: total } : result;
 }
 
 /** The terminal event of a run, built in one place for the worker and the CLI. */
@@ -112,8 +123,55 @@ export function endEvent(threadId: string, runId: string, result: TurnResult): R
     run_id: runId,
     thread_id: threadId,
     event: "end",
-    data: { thread_id: threadId, run_id: runId, status: result.status, ...(result.error ? { error: result.error } : {}) },
+    data: {
+      thread_id: threadId,
+      run_id: runId,
+      status: result.status,
+      ...(result.error ? { error: result.error } : {}),
+      ...(result.usage ? { usage: { ...result.usage } } : {}),
+    },
   };
+}
+
+/**
+ * Sums the usage of the run's AI messages as they appear in `updates` (a middleware that replaces
+ * a message by id, e.g. TokenUsage or LoopDetection, repeats it: counted once, latest wins).
+ */
+class RunUsageCollector {
+  readonly #byId = new Map<string, RunUsage>();
+
+  add(update: unknown): void {
+    if (!update || typeof update !== "object") return;
+    for (const node of Object.values(update as Record<string, unknown>)) {
+      const messages = (node as { messages?: unknown } | null)?.messages;
+      if (!Array.isArray(messages)) continue;
+      for (const m of messages) {
+        if (!AIMessage.isInstance(m) || !m.usage_metadata) continue;
+        const { input_tokens, output_tokens, total_tokens } = m.usage_metadata;
+        this.#byId.set(m.id ?? `anon-${this.#byId.size}`, { input_tokens, output_tokens, total_tokens });
+      }
+    }
+  }
+
+  total(): RunUsage | undefined {
+    if (this.#byId.size === 0) return undefined;
+    const sum: RunUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
+    for (const u of this.#byId.values()) {
+      sum.input_tokens += u.input_tokens;
+      sum.output_tokens += u.output_tokens;
+      sum.total_tokens += u.total_tokens;
+    }
+    return sum;
+  }
+}
+
+/** A typed error's stable code; langchain wraps middleware errors (MiddlewareError), so follow `cause`. */
+function errorCode(err: unknown): string | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
+    const code = (e as Error & { code?: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
 }
 
 /** The sandbox is acquired lazily by the first sandbox tool call and released when the run ends. */
