@@ -7,13 +7,18 @@
 import { runCommand } from "./cli/run.js";
 import { stateCommand, threadsCommand } from "./cli/state.js";
 import { UsageError } from "./cli/args.js";
+import { cancelCommand, eventsCommand, runsCommand } from "./cli/runs.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
                    [--base-url URL] [--api-key KEY] [--plan-mode] [--allow-host-commands]
-                   [--timeout SECONDS] [--data-dir DIR]
+                   [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
+                   [--data-dir DIR]
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
   deerflow threads --workspace DIR [--data-dir DIR]
+  deerflow events  --workspace DIR --thread ID [--after SEQ] [--data-dir DIR]
+  deerflow runs    --workspace DIR --thread ID [--data-dir DIR]
+  deerflow cancel  --workspace DIR --run ID [--data-dir DIR]
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -25,6 +30,12 @@ async function main(argv: string[]): Promise<number> {
       return stateCommand(rest);
     case "threads":
       return threadsCommand(rest);
+    case "events":
+      return eventsCommand(rest);
+    case "runs":
+      return runsCommand(rest);
+    case "cancel":
+      return cancelCommand(rest);
     case "help":
     case "--help":
     case "-h":

@@ -18,7 +18,9 @@ export type HarnessErrorCode =
   | "sandbox_container_lost"
   | "path_denied"
   | "usage"
-  | "storage";
+  | "storage"
+  | "thread_busy"
+  | "run_not_found";
 
 export class HarnessError extends Error {
   constructor(

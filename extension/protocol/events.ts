@@ -61,6 +61,6 @@ export type RunEvent =
   | (EventBase & { event: "messages"; data: WireMessageChunk[] })
   | (EventBase & { event: "custom"; data: { type: string; [key: string]: unknown } })
   | (EventBase & { event: "error"; data: { name: string; message: string; code?: string } })
-  | (EventBase & { event: "end"; data: { thread_id: string; run_id: string; status: FinalRunStatus; error?: string } });
+  | (EventBase & { event: "end"; data: { thread_id: string; run_id: string; status: FinalRunStatus; error?: string; usage?: Record<string, unknown> } });
 
 export type RunEventName = RunEvent["event"];

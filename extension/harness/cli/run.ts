@@ -1,7 +1,8 @@
 /**
- * `deerflow run`: one turn on a thread, streamed to stdout as JSON Lines (one RunEvent per line).
- * The last line is the `end` event. Exit 0 on `success`, 1 on any other final status, 2 on a
- * usage error (nothing is run and nothing is written).
+ * `deerflow run`: one turn on a thread, through startRun (the one choke point), the run manager
+ * and the worker; every journaled event is printed as a JSON Line carrying its `seq`. The last
+ * line is the `end` event. Exit 0 on `success`, 1 on any other final status, 2 on a usage error
+ * (nothing is run and nothing is written).
  */
 import { randomUUID } from "node:crypto";
 import { copyFileSync, existsSync, statSync } from "node:fs";
@@ -9,13 +10,17 @@ import { basename, extname, join } from "node:path";
 import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
-import { createChatModel, resolveModel } from "../models/factory.js";
+import { resolveModel } from "../models/factory.js";
 import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
-import { buildLeadAgent } from "../agent/leadAgent.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
-import { runTurn, RunAbort, endEvent } from "../runs/runTurn.js";
+import { startRun } from "../runs/gateway.js";
+import { executeRun } from "../runs/worker.js";
+import { openRunSystem } from "../runs/services.js";
 import { HarnessError } from "../errors.js";
 import type { UploadedFile } from "../state/threadState.js";
+import type { StoredEvent } from "../store/events.js";
+import type { RunManager } from "../runs/manager.js";
+import type { RunRecord } from "../store/runs.js";
 
 const options = {
   workspace: { type: "string" },
@@ -29,7 +34,14 @@ const options = {
   "allow-host-commands": { type: "boolean" },
   "data-dir": { type: "string" },
   timeout: { type: "string" },
+  "idempotency-key": { type: "string" },
+  multitask: { type: "string" },
 } as const;
+
+/** The CLI's line for a journaled event. */
+export function eventLine(e: StoredEvent): Record<string, unknown> {
+  return { seq: e.seq, event: e.event, run_id: e.run_id, thread_id: e.thread_id, data: e.data };
+}
 
 export async function runCommand(argv: string[]): Promise<number> {
   const v = parse(argv, options, "run");
@@ -50,25 +62,22 @@ export async function runCommand(argv: string[]): Promise<number> {
     timeoutMs = Number(v.timeout) * 1000;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError("deerflow run: --timeout takes a positive number of seconds");
   }
+  const multitask = v.multitask ?? "reject";
+  if (multitask !== "reject" && multitask !== "interrupt") throw new UsageError("deerflow run: --multitask takes reject or interrupt");
   const dataDir = v["data-dir"] ?? defaultDataDir();
   let config;
-  let resolved;
   try {
     config = loadHarnessConfig(dataDir);
-    resolved = resolveModel(config, { ...(v.model ? { name: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) });
+    // Resolve once here so a bad model is a usage error before anything is written.
+    resolveModel(config, { ...(v.model ? { name: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) });
   } catch (err) {
     if (err instanceof HarnessError) throw new UsageError(`deerflow run: ${err.message}`);
     throw err;
   }
 
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
-  const controller = new AbortController();
-  const onSignal = (sig: NodeJS.Signals) => controller.abort(new RunAbort("interrupted", `Run interrupted by ${sig}.`));
-  process.once("SIGINT", onSignal);
-  process.once("SIGTERM", onSignal);
-  const timer = timeoutMs
-    ? setTimeout(() => controller.abort(new RunAbort("timeout", `Run timed out after ${timeoutMs / 1000} s.`)), timeoutMs)
-    : undefined;
+  const manager = openRunSystem(store);
+  const stopFollowing: Array<() => void> = [];
   try {
     if (!store.threads.get(threadId)) store.threads.create({ threadId, workspaceFolder: workspace });
     const dirs = ensureThreadDirs(workspace, threadId);
@@ -77,39 +86,99 @@ export async function runCommand(argv: string[]): Promise<number> {
       copyFileSync(src, join(dirs.uploads, name));
       return { filename: name, size: statSync(src).size, path: `/mnt/user-data/uploads/${name}`, extension: extname(name) };
     });
+    const allowHostCommands = v["allow-host-commands"] ?? config.sandbox.allow_host_commands;
+    let started;
+    try {
+      started = startRun(
+        { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config, allowHostCommands },
+        {
+          threadId,
+          prompt,
+          files,
+          ...(v.model ? { model: v.model } : {}),
+          ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
+          ...(v["api-key"] ? { apiKey: v["api-key"] } : {}),
+          planMode: v["plan-mode"] ?? false,
+          ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}),
+          multitask,
+          ...(timeoutMs ? { timeoutMs } : {}),
+        },
+      );
+    } catch (err) {
+      if (err instanceof HarnessError && err.code === "thread_busy") {
+        process.stderr.write(`deerflow run: ${err.message}\n`);
+        return 1;
+      }
+      throw err;
+    }
+    const { admission, context } = started;
+    const run = admission.run;
+
+    if (admission.existing) {
+      // The same idempotency key: the same run, never a second execution. Replay it, and follow
+      // it to its end if another process is still running it.
+      const final = await followRun(manager, run);
+      return final.status === "success" ? 0 : 1;
+    }
+    // Print this run's journaled events as they are stored (replay + follow: no gap, no dup).
+    stopFollowing.push(
+      manager.journal.subscribe(threadId, manager.journal.events.lastSeq(threadId), (e) => {
+        if (e.run_id === run.run_id) writeJsonLine(eventLine(e));
+      }),
+    );
+
     const sandboxProvider = new LocalSandboxProvider({ workspaceFolder: workspace });
-    const agent = buildLeadAgent({
-      model: createChatModel(resolved, { ...(v["api-key"] ? { apiKey: v["api-key"] } : {}) }),
-      supportsVision: resolved.supportsVision,
-      dirs,
-      sandboxProvider,
-      sandboxKind: "local",
-      allowHostCommands: v["allow-host-commands"] ?? config.sandbox.allow_host_commands,
-      bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
-      blobs: store.blobs,
-      checkpointer: store.checkpointer,
-      planMode: v["plan-mode"] ?? false,
-    });
-    const runId = randomUUID();
-    const result = await runTurn({
-      agent,
-      threadId,
-      runId,
-      modelName: resolved.name,
-      prompt,
-      files,
-      sandboxProvider,
-      sandboxKind: "local",
-      signal: controller.signal,
-      emit: writeJsonLine,
-    });
-    writeJsonLine(endEvent(threadId, runId, result));
-    store.threads.touch(threadId);
-    return result.status === "success" ? 0 : 1;
+    const onSignal = (sig: NodeJS.Signals) => {
+      manager.cancel(run.run_id);
+      void sig;
+    };
+    process.once("SIGINT", onSignal);
+    process.once("SIGTERM", onSignal);
+    try {
+      const result = await executeRun(
+        {
+          manager,
+          checkpointer: store.checkpointer,
+          blobs: store.blobs,
+          sandboxProvider,
+          sandboxKind: "local",
+          bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
+        },
+        admission,
+        context,
+      );
+      store.threads.touch(threadId);
+      return result.status === "success" ? 0 : 1;
+    } finally {
+      process.off("SIGINT", onSignal);
+      process.off("SIGTERM", onSignal);
+    }
   } finally {
-    if (timer) clearTimeout(timer);
-    process.off("SIGINT", onSignal);
-    process.off("SIGTERM", onSignal);
+    for (const stop of stopFollowing) stop();
     store.close();
   }
 }
+
+/**
+ * Print a run's journaled events from the start and follow them to its end, whichever process
+ * writes them: local appends arrive through the journal, other processes' through the database
+ * (read on every wake-up of waitForEnd). Delivery is by seq, so nothing is printed twice.
+ */
+export async function followRun(manager: RunManager, run: RunRecord): Promise<RunRecord> {
+  let last = 0;
+  const deliver = (e: StoredEvent) => {
+    if (e.seq <= last) return;
+    last = e.seq;
+    if (e.run_id === run.run_id) writeJsonLine(eventLine(e));
+  };
+  const drain = () => {
+    for (const e of manager.journal.events.list(run.thread_id, { afterSeq: last })) deliver(e);
+  };
+  const stop = manager.journal.subscribe(run.thread_id, 0, deliver);
+  try {
+    return await manager.waitForEnd(run, { onWake: drain });
+  } finally {
+    stop();
+  }
+}
+

@@ -4,9 +4,9 @@
  */
 import { spawn } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { mkdtempSync, existsSync } from "node:fs";
+import { mkdtempSync, existsSync, readFileSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { once } from "node:events";
 
 export const CLI = resolve("dist/cli.js");
@@ -80,4 +80,24 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCl
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
   return spawnCli(args, env).done;
+}
+
+/** Resolves with a file's content once it exists and is non-empty: woken by fs.watch, not a timer. */
+export function waitForFile(path: string): Promise<string> {
+  return new Promise((res) => {
+    const read = () => (existsSync(path) ? readFileSync(path, "utf8") : "");
+    const w = watch(dirname(path), (_event, name) => {
+      if (name !== null && name !== basename(path)) return;
+      const content = read();
+      if (content.trim()) {
+        w.close();
+        res(content);
+      }
+    });
+    const now = read();
+    if (now.trim()) {
+      w.close();
+      res(now);
+    }
+  });
 }

@@ -4,6 +4,7 @@
  * append a new one. Every statement uses IF NOT EXISTS so a half-known database is harmless.
  */
 import { checkpointTablesSql } from "./checkpointTables.js";
+import { runsEventsSql } from "./runsEvents.js";
 
 export interface Migration {
   /** short name, for errors and the `schema_migrations` audit table */
@@ -43,6 +44,6 @@ CREATE TABLE IF NOT EXISTS blobs (
   created_at INTEGER NOT NULL
 );`,
   },
-  // Next: runs (status, lease, idempotency key) and events (thread-global seq) — another issue.
-  // Append them here as new entries; never reorder.
+  { name: "runs and events", sql: runsEventsSql },
+  // Append new migrations here; never reorder or edit a shipped one.
 ];

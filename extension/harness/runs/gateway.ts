@@ -1,0 +1,126 @@
+/**
+ * `startRun`: the single choke point through which every run is created — the CLI, the panel,
+ * the command palette, anything later. It validates what the client sent, scrubs it, and builds
+ * the server-side RunContext that no client can forge (DeerFlow gateway `start_run`).
+ */
+import { randomUUID } from "node:crypto";
+import type { HarnessConfig } from "../config/harnessConfig.js";
+import { resolveModel } from "../models/factory.js";
+import type { ResolvedModel } from "../models/factory.js";
+import { HarnessError } from "../errors.js";
+import type { ThreadStore } from "../store/threads.js";
+import type { MultitaskStrategy } from "../store/runs.js";
+import type { UploadedFile } from "../state/threadState.js";
+import type { Admission, RunManager } from "./manager.js";
+import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+
+/** What a client may ask for. Everything else about a run is decided here. */
+export interface StartRunRequest {
+  threadId: string;
+  prompt: string;
+  files?: UploadedFile[];
+  model?: string;
+  /** The operator's own ad-hoc endpoint (CLI `--base-url`); allowed for that invocation only. */
+  baseURL?: string;
+  /** Never stored; held in memory for this run's model client. */
+  apiKey?: string;
+  planMode?: boolean;
+  idempotencyKey?: string;
+  multitask?: MultitaskStrategy;
+  /** Client context: only whitelisted keys pass, secrets are scrubbed. */
+  context?: Record<string, unknown>;
+  timeoutMs?: number;
+}
+
+/** Server-side context of one run. Built here only. */
+export interface RunContext {
+  runId: string;
+  threadId: string;
+  workspaceFolder: string;
+  dirs: ThreadDirs;
+  model: ResolvedModel;
+  apiKey?: string;
+  planMode: boolean;
+  allowHostCommands: boolean;
+  timeoutMs?: number;
+  prompt: string;
+  files: UploadedFile[];
+  context: Record<string, unknown>;
+}
+
+/** Context keys a client may set; the rest is dropped (DeerFlow's context whitelist). */
+export const CONTEXT_WHITELIST = new Set(["plan_mode", "thinking_enabled", "reasoning_effort", "locale", "user_timezone", "client"]);
+
+const SECRET_KEY = /(api[_-]?key|secret|token|password|passwd|credential|authorization|cookie|dsn)/i;
+const SECRET_VALUE = /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|Bearer\s+[A-Za-z0-9._~+/-]{8,})/g;
+
+/** Remove secret-looking keys and redact secret-looking values, recursively. */
+export function scrubSecrets(value: unknown, depth = 0): unknown {
+  if (depth > 8) return null;
+  if (typeof value === "string") return value.replace(SECRET_VALUE, "[redacted]");
+  if (Array.isArray(value)) return value.map((v) => scrubSecrets(v, depth + 1));
+  if (value && typeof value === "object") {
+    return Object.fromEntries(
+      Object.entries(value)
+        .filter(([k]) => !SECRET_KEY.test(k))
+        .map(([k, v]) => [k, scrubSecrets(v, depth + 1)]),
+    );
+  }
+  return value;
+}
+
+export interface GatewayServices {
+  workspaceFolder: string;
+  threads: ThreadStore;
+  manager: RunManager;
+  config: HarnessConfig;
+  /** The operator allowed host commands (CLI flag or setting) — never the client. */
+  allowHostCommands: boolean;
+}
+
+export function startRun(s: GatewayServices, req: StartRunRequest): { admission: Admission; context: RunContext } {
+  validateThreadId(req.threadId);
+  const thread = s.threads.get(req.threadId);
+  if (!thread) throw new HarnessError("thread_not_found", `No thread ${req.threadId} in this workspace.`);
+  if (thread.workspaceFolder !== s.workspaceFolder) {
+    throw new HarnessError("workspace_mismatch", `Thread ${req.threadId} belongs to another workspace folder.`);
+  }
+  if (typeof req.prompt !== "string" || req.prompt.trim() === "") throw new HarnessError("usage", "A run needs a non-empty prompt.");
+  // The whitelist: a configured model, or the operator's explicit ad-hoc endpoint.
+  const model = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
+  const clientContext = Object.fromEntries(Object.entries(req.context ?? {}).filter(([k]) => CONTEXT_WHITELIST.has(k)));
+  const context = scrubSecrets(clientContext) as Record<string, unknown>;
+  const planMode = req.planMode ?? context.plan_mode === true;
+  const prompt = scrubSecrets(req.prompt) as string;
+  const files = req.files ?? [];
+  const runId = randomUUID();
+  const admission = s.manager.admit({
+    run_id: runId,
+    thread_id: req.threadId,
+    ...(req.multitask ? { multitask_strategy: req.multitask } : {}),
+    idempotency_key: req.idempotencyKey ?? null,
+    model: model.name,
+    // What is stored is what the journal and the panel may show: no keys, no host paths.
+    input: { prompt, files, plan_mode: planMode },
+    context,
+  });
+  const run = admission.run;
+  return {
+    admission,
+    context: {
+      runId: run.run_id,
+      threadId: req.threadId,
+      workspaceFolder: s.workspaceFolder,
+      dirs: ensureThreadDirs(s.workspaceFolder, req.threadId),
+      model,
+      ...(req.apiKey ? { apiKey: req.apiKey } : {}),
+      planMode,
+      allowHostCommands: s.allowHostCommands,
+      ...(req.timeoutMs ? { timeoutMs: req.timeoutMs } : {}),
+      prompt: req.prompt,
+      files,
+      context,
+    },
+  };
+}

@@ -1,0 +1,223 @@
+/**
+ * The run manager (DeerFlow RunManager): atomic admission, multitask strategy, cancel with typed
+ * outcomes, and recovery of runs whose owner died.
+ *
+ * Everything it decides is recorded in SQLite first, so another process (a second CLI, the panel's
+ * harness after a reload) sees the same truth. A run is never left `running` without a live owner:
+ * recovery marks it `interrupted` at once when its owner process is provably gone, and at the
+ * latest when its lease expires.
+ */
+import { watch } from "node:fs";
+import { dirname } from "node:path";
+import type { RunRecord, RunStore, MultitaskStrategy, NewRun } from "../store/runs.js";
+import { ACTIVE_STATUSES, FINAL_STATUSES } from "../store/runs.js";
+import type { FinalRunStatus } from "../../protocol/events.js";
+import type { Journal } from "./journal.js";
+import { isOwnerGone } from "./owner.js";
+import { RunAbort } from "./runTurn.js";
+
+export const DEFAULT_LEASE_TTL_MS = 30_000;
+
+export type CancelOutcome = "cancelled" | "already_finished" | "not_found";
+
+export interface AdmitRequest extends Omit<NewRun, "multitask_strategy"> {
+  multitask_strategy?: MultitaskStrategy;
+}
+
+export interface Admission {
+  run: RunRecord;
+  /** The idempotency key matched an earlier run: nothing new was admitted. */
+  existing: boolean;
+  /** The run this admission interrupted (strategy "interrupt"); the worker waits for its end. */
+  interrupted?: string;
+}
+
+export interface RunManagerOptions {
+  runs: RunStore;
+  journal: Journal;
+  /** This process's owner id (owner.ts). */
+  owner: string;
+  leaseTtlMs?: number;
+  /** The database file: its directory is watched to learn that another process wrote. */
+  dbFile?: string;
+  clock?: () => number;
+}
+
+export class RunManager {
+  readonly runs: RunStore;
+  readonly journal: Journal;
+  readonly owner: string;
+  readonly leaseTtlMs: number;
+  private readonly clock: () => number;
+  private readonly dbFile: string | undefined;
+  /** Runs executing in this process, for an immediate local cancel. */
+  private readonly local = new Map<string, AbortController>();
+
+  constructor(o: RunManagerOptions) {
+    this.runs = o.runs;
+    this.journal = o.journal;
+    this.owner = o.owner;
+    this.leaseTtlMs = o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.clock = o.clock ?? Date.now;
+    this.dbFile = o.dbFile;
+  }
+
+  /**
+   * Mark dead runs `interrupted` and journal their `end`. A running run is dead when its owner is
+   * provably gone or its lease expired; a pending one when it was never started within a lease
+   * (its admitting process died before its worker took it). Runs of this process are left alone.
+   */
+  recover(threadId?: string): RunRecord[] {
+    const now = this.clock();
+    const recovered: RunRecord[] = [];
+    for (const run of this.runs.listActive()) {
+      if (threadId && run.thread_id !== threadId) continue;
+      if (this.local.has(run.run_id)) continue;
+      let reason: string | undefined;
+      if (run.status === "running" && run.lease_owner && run.lease_owner !== this.owner && isOwnerGone(run.lease_owner)) {
+        reason = "The harness process running this run stopped before it finished.";
+      } else if (run.status === "running" && run.lease_expires_at !== null && run.lease_expires_at < now && run.lease_owner !== this.owner) {
+        reason = "The run's lease expired: its harness process stopped renewing it.";
+      } else if (run.status === "pending" && run.created_at + this.leaseTtlMs < now) {
+        reason = "The run was admitted but never started.";
+      }
+      if (reason && this.finishAndEnd(run, ACTIVE_STATUSES, "interrupted", reason)) recovered.push(run);
+    }
+    return recovered;
+  }
+
+  /** Atomic admission: idempotency key, then the thread's multitask strategy, then `pending`. */
+  admit(req: AdmitRequest): Admission {
+    this.recover(req.thread_id);
+    return this.runs.transaction(() => {
+      if (req.idempotency_key) {
+        const prior = this.runs.byIdempotencyKey(req.thread_id, req.idempotency_key);
+        if (prior) return { run: prior, existing: true };
+      }
+      const strategy = req.multitask_strategy ?? "reject";
+      let interrupted: string | undefined;
+      const active = this.runs.active(req.thread_id);
+      if (active && strategy === "interrupt") {
+        if (this.runs.finish(active.run_id, ACTIVE_STATUSES, "interrupted", { error: "Interrupted by a newer run on the thread (multitask strategy \"interrupt\")." })) {
+          interrupted = active.run_id;
+          this.local.get(active.run_id)?.abort(new RunAbort("interrupted", "Interrupted by a newer run on the thread."));
+        }
+      }
+      // With "reject" and an active run, the unique index refuses the insert with thread_busy.
+      const run = this.runs.insertPending({ ...req, multitask_strategy: strategy });
+      return { run, existing: false, ...(interrupted ? { interrupted } : {}) };
+    });
+  }
+
+  /** Idempotent cancel with a typed outcome. A local run is aborted at once; a run of another
+   * process notices at its next lease renewal (about a second) and stops there. */
+  cancel(runId: string): { outcome: CancelOutcome; run?: RunRecord } {
+    const run = this.runs.get(runId);
+    if (!run) return { outcome: "not_found" };
+    if (run.status === "interrupted") return { outcome: "cancelled", run };
+    if ((FINAL_STATUSES as readonly string[]).includes(run.status)) return { outcome: "already_finished", run };
+    const changed = this.runs.finish(runId, ACTIVE_STATUSES, "interrupted", { error: "Cancelled by the user." });
+    const now = this.runs.get(runId)!;
+    if (!changed) return { outcome: now.status === "interrupted" ? "cancelled" : "already_finished", run: now };
+    const local = this.local.get(runId);
+    if (local) {
+      local.abort(new RunAbort("interrupted", "Cancelled by the user."));
+    } else if (run.status === "pending" || !run.lease_owner || isOwnerGone(run.lease_owner)) {
+      // No live worker will journal this run's end: do it here.
+      this.journalEnd(now, "interrupted", "Cancelled by the user.");
+    }
+    return { outcome: "cancelled", run: now };
+  }
+
+  /** Registers a run executing in this process (the worker calls this). */
+  registerLocal(runId: string, controller: AbortController): () => void {
+    this.local.set(runId, controller);
+    return () => this.local.delete(runId);
+  }
+
+  /**
+   * Resolves when the run's `end` is journaled. Woken by the in-process journal and by writes of
+   * other processes (a watch on the database directory); a dead owner's run is recovered on the
+   * way, so this never waits on a corpse longer than its lease.
+   */
+  async waitForEnd(run: RunRecord, opts: { signal?: AbortSignal; onWake?: () => void } = {}): Promise<RunRecord> {
+    const { signal, onWake } = opts;
+    const check = (): RunRecord | undefined => {
+      const cur = this.runs.get(run.run_id);
+      if (!cur || cur.ended_at !== null) return cur ?? run;
+      if (!this.local.has(run.run_id) && cur.lease_owner && isOwnerGone(cur.lease_owner)) {
+        this.finishAndEnd(cur, ["running", "interrupted"], "interrupted", "The harness process running this run stopped before it finished.");
+        return this.runs.get(run.run_id);
+      }
+      if (cur.lease_expires_at !== null && cur.lease_expires_at < this.clock() && !this.local.has(run.run_id)) {
+        this.finishAndEnd(cur, ["running", "interrupted"], "interrupted", "The run's lease expired: its harness process stopped renewing it.");
+        return this.runs.get(run.run_id);
+      }
+      return undefined;
+    };
+    onWake?.();
+    const done = check();
+    if (done) {
+      onWake?.();
+      return done;
+    }
+    return new Promise<RunRecord>((resolve, reject) => {
+      const cleanups: Array<() => void> = [];
+      const finish = (r: RunRecord) => {
+        for (const c of cleanups) c();
+        onWake?.();
+        resolve(r);
+      };
+      const recheck = () => {
+        onWake?.();
+        const r = check();
+        if (r) finish(r);
+      };
+      cleanups.push(this.journal.subscribe(run.thread_id, this.journal.events.lastSeq(run.thread_id), (e) => {
+        if (e.run_id === run.run_id && e.event === "end") recheck();
+      }));
+      if (this.dbFile) {
+        const w = watch(dirname(this.dbFile), () => recheck());
+        cleanups.push(() => w.close());
+      }
+      // The lease bounds the wait even if no write ever wakes us (the owner died silently).
+      const t = setInterval(recheck, Math.max(250, Math.min(this.leaseTtlMs / 3, 2000)));
+      cleanups.push(() => clearInterval(t));
+      if (signal) {
+        const onAbort = () => {
+          for (const c of cleanups) c();
+          reject(signal.reason as Error);
+        };
+        signal.addEventListener("abort", onAbort, { once: true });
+        cleanups.push(() => signal.removeEventListener("abort", onAbort));
+      }
+    });
+  }
+
+  /** Move a run to a final status and journal its `end` in one transaction. */
+  finishAndEnd(run: RunRecord, from: readonly string[], status: FinalRunStatus, error: string): boolean {
+    return this.runs.transaction(() => {
+      const moved = this.runs.finish(run.run_id, from as RunRecord["status"][], status, { error });
+      const cur = this.runs.get(run.run_id)!;
+      if (cur.ended_at !== null) return moved;
+      if (!moved && !(FINAL_STATUSES as readonly string[]).includes(cur.status)) return false;
+      this.journalEnd(cur, cur.status as FinalRunStatus, cur.error ?? error);
+      return true;
+    });
+  }
+
+  /** Journal a run's `end` (once) and mark it ended. */
+  journalEnd(run: RunRecord, status: FinalRunStatus, error?: string | null, usage?: Record<string, unknown> | null): void {
+    this.runs.transaction(() => {
+      const cur = this.runs.get(run.run_id);
+      if (!cur || cur.ended_at !== null) return;
+      this.journal.append({
+        run_id: run.run_id,
+        thread_id: run.thread_id,
+        event: "end",
+        data: { thread_id: run.thread_id, run_id: run.run_id, status, ...(error ? { error } : {}), ...(usage ? { usage } : {}) },
+      });
+      this.runs.markEnded(run.run_id);
+    });
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * The run worker (DeerFlow `run_agent`): takes an admitted run with a lease, builds the lead agent,
+ * journals every stream item, renews the lease, checks delivery, and records the final status.
+ *
+ * The final status is decided against the run store, not assumed: if a cancel (here or from
+ * another process) moved the run to `interrupted` first, that is what `end` says.
+ */
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { FinalRunStatus } from "../../protocol/events.js";
+import type { BlobStore } from "../store/blobs.js";
+import type { SandboxProvider } from "../sandbox/provider.js";
+import type { RunManager, Admission } from "./manager.js";
+import type { RunContext } from "./gateway.js";
+import { buildLeadAgent } from "../agent/leadAgent.js";
+import { createChatModel } from "../models/factory.js";
+import { runTurn, RunAbort } from "./runTurn.js";
+import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
+
+export interface WorkerServices {
+  manager: RunManager;
+  checkpointer: BaseCheckpointSaver;
+  blobs: BlobStore;
+  sandboxProvider: SandboxProvider;
+  sandboxKind: "local" | "devcontainer";
+  bashTimeoutMs?: number;
+}
+
+export interface WorkerResult {
+  status: FinalRunStatus;
+  error?: string;
+}
+
+/** How often a running run proves it is alive (and learns of a cancel from another process). */
+function heartbeatMs(ttlMs: number): number {
+  return Math.max(200, Math.min(1000, Math.floor(ttlMs / 3)));
+}
+
+export async function executeRun(s: WorkerServices, admission: Admission, ctx: RunContext): Promise<WorkerResult> {
+  const { manager } = s;
+  const run = admission.run;
+  // "interrupt": the newer run starts only once the older one has really stopped writing.
+  if (admission.interrupted) {
+    const prior = manager.runs.get(admission.interrupted);
+    if (prior) await manager.waitForEnd(prior);
+  }
+  const controller = new AbortController();
+  const unregister = manager.registerLocal(run.run_id, controller);
+  try {
+    if (!manager.runs.start(run.run_id, manager.owner, manager.leaseTtlMs)) {
+      // Cancelled (or recovered) while pending: it never ran.
+      const cur = manager.runs.get(run.run_id)!;
+      manager.journalEnd(cur, cur.status === "pending" ? "interrupted" : (cur.status as FinalRunStatus), cur.error ?? "Cancelled before it started.");
+      return { status: "interrupted", error: cur.error ?? "Cancelled before it started." };
+    }
+    const heartbeat = setInterval(() => {
+      if (!manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs)) {
+        controller.abort(new RunAbort("interrupted", manager.runs.get(run.run_id)?.error ?? "Cancelled."));
+      }
+    }, heartbeatMs(manager.leaseTtlMs));
+    const timer = ctx.timeoutMs
+      ? setTimeout(() => controller.abort(new RunAbort("timeout", `Run timed out after ${ctx.timeoutMs! / 1000} s.`)), ctx.timeoutMs)
+      : undefined;
+
+    const before = snapshotOutputs(ctx.dirs.outputs);
+    const agent = buildLeadAgent({
+      model: createChatModel(ctx.model, ctx.apiKey ? { apiKey: ctx.apiKey } : {}),
+      supportsVision: ctx.model.supportsVision,
+      dirs: ctx.dirs,
+      sandboxProvider: s.sandboxProvider,
+      sandboxKind: s.sandboxKind,
+      allowHostCommands: ctx.allowHostCommands,
+      ...(s.bashTimeoutMs !== undefined ? { bashTimeoutMs: s.bashTimeoutMs } : {}),
+      blobs: s.blobs,
+      checkpointer: s.checkpointer,
+      planMode: ctx.planMode,
+    });
+    const artifactsBefore = await currentArtifacts(agent, ctx.threadId);
+    let result: WorkerResult;
+    try {
+      result = await runTurn({
+        agent,
+        threadId: ctx.threadId,
+        runId: run.run_id,
+        modelName: ctx.model.name,
+        prompt: ctx.prompt,
+        files: ctx.files,
+        sandboxProvider: s.sandboxProvider,
+        sandboxKind: s.sandboxKind,
+        signal: controller.signal,
+        emit: (e) => manager.journal.append(e),
+      });
+    } finally {
+      clearInterval(heartbeat);
+      if (timer) clearTimeout(timer);
+    }
+
+    if (result.status === "success") {
+      const artifactsAfter = await currentArtifacts(agent, ctx.threadId);
+      const presented = artifactsAfter.filter((a) => !artifactsBefore.includes(a));
+      const receipt = checkDelivery(before, snapshotOutputs(ctx.dirs.outputs), presented);
+      manager.journal.append({ run_id: run.run_id, thread_id: ctx.threadId, event: "custom", data: receipt });
+      if (!receipt.satisfied) result = { status: "error", error: DELIVERY_INCOMPLETE };
+    }
+
+    // Record the final status; if a cancel got there first, the store's status wins.
+    let final: WorkerResult = result;
+    manager.runs.transaction(() => {
+      const moved = manager.runs.finish(run.run_id, ["running"], result.status, { error: result.error ?? null });
+      const cur = manager.runs.get(run.run_id)!;
+      if (!moved) final = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
+      manager.journalEnd(cur, final.status, final.error ?? null);
+    });
+    return final;
+  } finally {
+    unregister();
+  }
+}
+
+async function currentArtifacts(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<string[]> {
+  const snap = await agent.graph.getState({ configurable: { thread_id: threadId } });
+  return ((snap.values as { artifacts?: string[] }).artifacts ?? []).slice();
+}
