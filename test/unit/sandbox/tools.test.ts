@@ -108,14 +108,14 @@ test("read_file errors name only the virtual path", async () => {
   assert.equal(await read(`${W}/adir`), `Error: Path is a directory, not a file: ${W}/adir`);
   writeFileSync(join(fx.ws, "bin.dat"), Buffer.from([0xff, 0xfe, 0x00, 0x81]));
   assert.ok((await read(`${W}/bin.dat`)).startsWith(`Error: cannot read '${W}/bin.dat' as text — it appears to be a binary file`));
-  assert.equal(await read("/etc/passwd"), "Error: Permission denied reading file: /etc/passwd");
-  assert.equal(await read(`${W}/../x`), `Error: Permission denied reading file: ${W}/../x`);
+  assert.equal(await read("/etc/passwd"), "Error: Permission denied reading file: /etc/passwd (Only paths under /mnt/user-data/ are allowed)");
+  assert.ok(((await read(`${W}/../x`)) as string).startsWith(`Error: Permission denied reading file: ${W}/../x`), "DeerFlow's prefix, then the reason");
   // A host path the model typed itself is refused and answered in its virtual form.
-  assert.equal(await read(fx.ws + "/five.txt"), `Error: Permission denied reading file: ${W}/five.txt`);
+  assert.ok(((await read(fx.ws + "/five.txt")) as string).startsWith(`Error: Permission denied reading file: ${W}/five.txt`), "DeerFlow's prefix, then the reason");
   const outside = join(fx.root, "outside.txt");
   writeFileSync(outside, "secret");
   symlinkSync(outside, join(fx.dirs.uploads, "link.txt"));
-  assert.equal(await read("/mnt/user-data/uploads/link.txt"), "Error: Permission denied reading file: /mnt/user-data/uploads/link.txt");
+  assert.ok(((await read("/mnt/user-data/uploads/link.txt")) as string).startsWith("Error: Permission denied reading file: /mnt/user-data/uploads/link.txt"), "DeerFlow's prefix, then the reason");
   writeFileSync(join(fx.ws, "mentions.txt"), `built in ${fx.ws}/dist\n`);
   assert.equal(await read(`${W}/mentions.txt`), "built in /mnt/user-data/workspace/dist\n");
 });
@@ -147,9 +147,9 @@ test("write_file: OK, parents created, size guard and its switches", async () =>
   }
   mkdirSync(join(fx.ws, "somedir"), { recursive: true });
   assert.equal(await write(`${W}/somedir`, "x"), `Error: Path is a directory, not a file: ${W}/somedir`);
-  assert.equal(await write("/etc/evil", "x"), "Error: Permission denied writing to file: /etc/evil");
+  assert.equal(await write("/etc/evil", "x"), "Error: Permission denied writing to file: /etc/evil (Only paths under /mnt/user-data/ are allowed)");
   symlinkSync(join(fx.root, "created-outside.txt"), join(fx.ws, "dangling"));
-  assert.equal(await write(`${W}/dangling`, "x"), `Error: Permission denied writing to file: ${W}/dangling`);
+  assert.ok(((await write(`${W}/dangling`, "x")) as string).startsWith(`Error: Permission denied writing to file: ${W}/dangling`), "DeerFlow's prefix, then the reason");
 });
 
 test("str_replace: empty file, empty old_str, first occurrence, replace_all, missing file", async () => {
@@ -272,7 +272,7 @@ test("ls: virtual paths, (empty), staging files and thread data hidden, bare roo
       await run(g, t.ls, { description: "d", path: "/mnt/user-data/uploads" }),
       "/mnt/user-data/uploads/.upload-note.txt\n/mnt/user-data/uploads/report.txt",
     );
-    assert.equal(await run(g, t.ls, { description: "d", path: "/mnt/user-data" }), "Error: Permission denied: /mnt/user-data");
+    assert.equal(await run(g, t.ls, { description: "d", path: "/mnt/user-data" }), "Error: Permission denied: /mnt/user-data (Only paths under /mnt/user-data/ are allowed)");
     assert.equal(await run(g, t.ls, { description: "d", path: `${W}/missing` }), `Error: Directory not found: ${W}/missing`);
   } finally {
     g.cleanup();

@@ -11,6 +11,7 @@ import {
   clampMaxResults,
   formatGlobResults,
   sanitizeError,
+  permissionDenied,
 } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
 
@@ -47,7 +48,7 @@ export function createGlobTool(deps: SandboxToolDeps) {
             case "not_directory":
               return `Error: Path is not a directory: ${requested}`;
             case "permission":
-              return `Error: Permission denied: ${requested}`;
+              return permissionDenied("Error: Permission denied", requested, err);
             default:
               return `Error: Unexpected error searching paths: ${sanitizeError(err, dirs)}`;
           }

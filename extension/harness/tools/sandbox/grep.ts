@@ -14,6 +14,7 @@ import {
   clampMaxResults,
   formatGrepResults,
   sanitizeError,
+  permissionDenied,
 } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
 
@@ -58,7 +59,7 @@ export function createGrepTool(deps: SandboxToolDeps) {
             case "invalid_regex":
               return `Error: Invalid regex pattern: ${err instanceof Error ? err.message : String(err)}`;
             case "permission":
-              return `Error: Permission denied: ${requested}`;
+              return permissionDenied("Error: Permission denied", requested, err);
             default:
               return `Error: Unexpected error searching file contents: ${sanitizeError(err, dirs)}`;
           }

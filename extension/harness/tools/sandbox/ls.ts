@@ -6,7 +6,7 @@ import { tool, type ToolRuntime } from "langchain";
 import { z } from "zod";
 import { fileErrorKind } from "../../sandbox/files.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
-import { sanitizeError, truncateLsOutput } from "./output.js";
+import { sanitizeError, truncateLsOutput, permissionDenied } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
 
 const schema = z.object({
@@ -30,7 +30,7 @@ export function createLsTool(deps: SandboxToolDeps) {
             case "not_found":
               return `Error: Directory not found: ${requested}`;
             case "permission":
-              return `Error: Permission denied: ${requested}`;
+              return permissionDenied("Error: Permission denied", requested, err);
             case "not_directory":
               // DeerFlow's list_dir returns nothing for a file.
               return "(empty)";

@@ -2,6 +2,7 @@
  * Truncation and result shaping for the sandbox tools, in one place, with DeerFlow's exact strings
  * (`sandbox/tools.py` _truncate_*, _format_*; `local_sandbox.py` execute_command).
  */
+import { HarnessError } from "../../errors.js";
 import type { ThreadDirs } from "../../threads/threadDirs.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
 import type { ExecResult } from "../../sandbox/provider.js";
@@ -148,4 +149,15 @@ export function writeFileTooLargeMessage(contentBytes: number, maxBytes: number)
     "for further edits, or (b) call write_file again with append=True carrying the next section. " +
     "See SIZE POLICY in the tool docstring or issue #3189 for the rationale."
   );
+}
+
+/**
+ * DeerFlow's "Permission denied ..." text, plus the reason when the harness refused the path
+ * (traversal, outside the thread's roots): the model can act on "use /mnt/user-data/...", not on a
+ * bare "denied". The reason never names a host path (paths.ts builds it from virtual roots).
+ */
+export function permissionDenied(prefix: string, requested: string, err: unknown): string {
+  const base = `${prefix}: ${requested}`;
+  if (err instanceof HarnessError && err.code === "path_denied") return `${base} (${err.message})`;
+  return base;
 }

@@ -8,7 +8,7 @@ import { tool, type ToolRuntime } from "langchain";
 import { z } from "zod";
 import { fileErrorKind } from "../../sandbox/files.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
-import { sanitizeError, truncateReadFileOutput } from "./output.js";
+import { sanitizeError, truncateReadFileOutput, permissionDenied } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
 
 const schema = z.object({
@@ -60,7 +60,7 @@ export function createReadFileTool(deps: SandboxToolDeps) {
             case "not_directory":
               return `Error: File not found: ${requested}`;
             case "permission":
-              return `Error: Permission denied reading file: ${requested}`;
+              return permissionDenied("Error: Permission denied reading file", requested, err);
             case "is_directory":
               return `Error: Path is a directory, not a file: ${requested}`;
             case "not_text":

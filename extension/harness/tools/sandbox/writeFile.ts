@@ -16,6 +16,7 @@ import {
   formatWriteFileError,
   truncateWriteFileErrorDetail,
   writeFileTooLargeMessage,
+  permissionDenied,
 } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
 
@@ -76,7 +77,7 @@ export function createWriteFileTool(deps: SandboxToolDeps) {
           switch (fileErrorKind(err)) {
             case "permission":
               return truncateWriteFileErrorDetail(
-                `Error: Permission denied writing to file: ${requested}`,
+                permissionDenied("Error: Permission denied writing to file", requested, err),
                 WRITE_FILE_ERROR_MAX_CHARS,
               );
             case "is_directory":
