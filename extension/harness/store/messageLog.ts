@@ -16,7 +16,7 @@
  * The same memory serves reads: a seq whose object is known is not deserialized again.
  */
 import { createHash } from "node:crypto";
-import { BaseMessage, BaseMessageChunk } from "@langchain/core/messages";
+import { BaseMessage, BaseMessageChunk, RemoveMessage } from "@langchain/core/messages";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { HarnessError } from "../errors.js";
 import type { Db } from "./db.js";
@@ -68,11 +68,18 @@ export class LogBatch {
 /**
  * Whether a message belongs in the log: a final (non-chunk) message with an id, i.e. the form it
  * keeps in the `messages` channel. An id-less input message (the reducer assigns the id later, by
- * mutation) or a streamed chunk (the reducer replaces it by a plain message) would be logged in a
- * form no checkpoint ever holds, and its seq would split every later checkpoint's range in two.
+ * mutation), a streamed chunk (the reducer replaces it by a plain message) or a RemoveMessage
+ * would be logged in a form no checkpoint ever holds, and its seq would split every later
+ * checkpoint's range in two.
  */
 export function isLoggable(value: unknown): value is BaseMessage {
-  return BaseMessage.isInstance(value) && !BaseMessageChunk.isInstance(value) && typeof value.id === "string" && value.id !== "";
+  return (
+    BaseMessage.isInstance(value) &&
+    !BaseMessageChunk.isInstance(value) &&
+    !RemoveMessage.isInstance(value) && // an instruction to the reducer, never in the channel
+    typeof value.id === "string" &&
+    value.id !== ""
+  );
 }
 
 export function isMessageList(value: unknown): value is BaseMessage[] {

@@ -56,6 +56,7 @@ export function scriptReply(req: RecordedRequest): ScriptedReply {
   const text = typeof last?.content === "string" ? last.content : "";
   if (last?.role === "tool") return { content: `tool said ${text}` };
   if (text === "tool") return { toolCalls: [{ name: "echo", args: { text: "hi" } }] };
+  if (text === "two tools") return { toolCalls: [{ name: "echo", args: { text: "one" } }, { name: "echo", args: { text: "two" } }] };
   if (text === "replace") return { content: "REPLACE this answer" };
   return { content: `answer to ${text}` };
 }

@@ -51,13 +51,15 @@ describe("LinearSqliteSaver with createAgent", () => {
 
   it("runs turns, then resumes the thread with identical state in a new saver and in a child process", async () => {
     const agent = buildAgent(server.url, new LinearSqliteSaver(open()));
-    const turns = ["hello", "tool", "replace", "forget the first", "final words"];
+    const turns = ["hello", "tool", "replace", "two tools", "forget the first", "streamed tokens", "final words"];
     let firstHumanId: string | undefined;
     for (const [i, text] of turns.entries()) {
       if (i % 2 === 0) {
         await agent.graph.invoke({ messages: [new HumanMessage(text)] }, config);
       } else {
-        for await (const _ of await agent.graph.stream({ messages: [new HumanMessage(text)] }, { ...config, streamMode: "values" })) {
+        // "messages" mode streams tokens: the model node then writes AIMessageChunks
+        const streamMode = ["values", "messages", "updates"] as ("values" | "messages" | "updates")[];
+        for await (const _ of await agent.graph.stream({ messages: [new HumanMessage(text)] }, { ...config, streamMode })) {
           // drain: persistence happens as the stream is consumed
         }
       }
@@ -97,8 +99,13 @@ describe("LinearSqliteSaver with createAgent", () => {
     const out = await resumed.graph.invoke({ messages: [new HumanMessage("back in the parent")] }, config);
     assert.equal(out.messages.at(-1)?.text, "answer to back in the parent");
 
-    // Linear storage: every message version is stored once, however many checkpoints hold it.
+    // Linear storage: every message version is stored once, however many checkpoints hold it,
+    // and the latest checkpoint refers to the log with a range per edit in the middle (the replaced
+    // answer; the removed first message only moves the start), not one per turn.
     const db = dbs[0]!;
+    const latest = db.prepare("SELECT channel_refs FROM checkpoints WHERE thread_id = 'e2e' ORDER BY checkpoint_id DESC LIMIT 1").get() as { channel_refs: string };
+    const ranges = (JSON.parse(latest.channel_refs) as { messages: { m: unknown[] } }).messages.m;
+    assert.ok(ranges.length <= 2, `latest checkpoint uses ${ranges.length} ranges: ${JSON.stringify(ranges)}`);
     const dupes = db.prepare("SELECT message_id, hash, count(*) n FROM checkpoint_messages GROUP BY message_id, hash HAVING n > 1").all();
     assert.deepEqual(dupes, []);
     const rows = (db.prepare("SELECT count(*) n FROM checkpoint_messages").get() as { n: number }).n;
