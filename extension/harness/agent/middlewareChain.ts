@@ -35,6 +35,17 @@ import { todoMiddleware } from "../middlewares/todo.js";
 import { titleMiddleware } from "../middlewares/title.js";
 import { viewImageMiddleware } from "../middlewares/viewImage.js";
 import { clarificationMiddleware } from "../middlewares/clarification.js";
+import { inputSanitizationMiddleware } from "../middlewares/inputSanitization.js";
+import { toolOutputBudgetMiddleware } from "../middlewares/toolOutputBudget.js";
+import type { ToolOutputBudgetOptions } from "../middlewares/toolOutputBudget.js";
+import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
+import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
+import type { LlmRetryOptions } from "../middlewares/llmErrorHandling.js";
+import { toolErrorHandlingMiddleware } from "../middlewares/toolErrorHandling.js";
+import { tokenUsageMiddleware } from "../middlewares/tokenUsage.js";
+import { systemMessageCoalescingMiddleware } from "../middlewares/systemMessageCoalescing.js";
+import { loopDetectionMiddleware } from "../middlewares/loopDetection.js";
+import type { LoopDetectionOptions } from "../middlewares/loopDetection.js";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -45,23 +56,29 @@ export interface ChainContext {
   titleModel?: BaseChatModel;
   supportsVision: boolean;
   planMode: boolean;
+  /** LLM retry budget and delays (DeerFlow `llm_call.*`); absent → DeerFlow's defaults (3 attempts, 1 s base, 8 s cap). */
+  llmRetry?: Partial<LlmRetryOptions>;
+  /** Loop thresholds (DeerFlow `loop_detection.*`); absent → warn at 3, stop at 5 identical tool-call sets. */
+  loopDetection?: Partial<LoopDetectionOptions>;
+  /** Tool output budget (DeerFlow `tool_output.*`); absent → externalise above 12000 chars. */
+  toolOutput?: Partial<ToolOutputBudgetOptions>;
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
   const chain: Array<AgentMiddleware | false | undefined> = [
-    // [1] InputSanitization
-    // [2] ToolOutputBudget
+    inputSanitizationMiddleware(), // [1]
+    toolOutputBudgetMiddleware(ctx.dirs.outputs, ctx.toolOutput), // [2]
     threadDataMiddleware(ctx.dirs), // [4]
     uploadsMiddleware(ctx.dirs), // [5]
-    // [7] DanglingToolCall
-    // [8] LLMErrorHandling
-    // [13] ToolErrorHandling
+    danglingToolCallMiddleware(), // [7]
+    llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
+    toolErrorHandlingMiddleware(), // [13]
     ctx.planMode && todoMiddleware(), // [19]
-    // [20] TokenUsage
+    tokenUsageMiddleware(), // [20]
     titleMiddleware(ctx.titleModel), // [21]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
-    // [26] SystemMessageCoalescing
-    // [28] LoopDetection
+    systemMessageCoalescingMiddleware(), // [26]
+    loopDetectionMiddleware(ctx.loopDetection), // [28]
     clarificationMiddleware(), // [35] keep last
   ];
   return chain.filter((m): m is AgentMiddleware => Boolean(m));

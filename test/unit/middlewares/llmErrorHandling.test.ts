@@ -65,7 +65,7 @@ test("a connection reset mid-stream and a dropped connection are transient too",
 test("a provider that keeps failing: the run fails with DeerFlow's readable reason after 3 attempts, and the thread keeps working", async () => {
   const out = await runScript("llm-3", [{ error: { status: 503 } }, { error: { status: 503 } }, { error: { status: 503 } }]);
   assert.equal(out.requests.length, 3);
-  const err = findCoded(out.error) as LlmCallError | undefined;
+  const err = findCoded<LlmCallError>(out.error);
   assert.ok(err instanceof LlmCallError, String(out.error));
   assert.equal(err.code, "llm_call_failed");
   assert.equal(err.reason, "transient");
@@ -98,19 +98,19 @@ test("the same thread: a failed turn leaves [human]; the next turn sends [user, 
 test("non-transient errors are not retried: 400 generic, 401 auth, quota", async () => {
   const bad = await runScript("llm-5", [{ error: { status: 400, message: "Unsupported parameter: 'foo'." } }]);
   assert.equal(bad.requests.length, 1);
-  const e400 = findCoded(bad.error) as LlmCallError;
+  const e400 = findCoded<LlmCallError>(bad.error)!;
   assert.equal(e400.reason, "generic");
   assert.match(e400.message, /^LLM request failed: 400 Unsupported parameter: 'foo'\.$/);
   assert.equal(bad.custom.length, 0);
 
   const auth = await runScript("llm-6", [{ error: { status: 401 } }]);
   assert.equal(auth.requests.length, 1);
-  assert.equal((findCoded(auth.error) as LlmCallError).reason, "auth");
-  assert.match((findCoded(auth.error) as LlmCallError).message, /authentication or access is invalid/);
+  assert.equal(findCoded<LlmCallError>(auth.error)!.reason, "auth");
+  assert.match(findCoded<LlmCallError>(auth.error)!.message, /authentication or access is invalid/);
 
   const quota = await runScript("llm-7", [{ error: { status: 429, code: "insufficient_quota", message: "You exceeded your current quota." } }]);
   assert.equal(quota.requests.length, 1);
-  const q = findCoded(quota.error) as LlmCallError;
+  const q = findCoded<LlmCallError>(quota.error)!;
   assert.equal(q.reason, "quota");
   assert.match(q.message, /out of quota/);
 });
@@ -124,7 +124,7 @@ test("a burst-rate 429 gets 2 attempts at most: the event says 1/2", async () =>
   const retries = out.custom.filter((c) => c.type === "llm_retry");
   assert.deepEqual(retries.map((r) => [r.attempt, r.max_attempts, r.reason]), [[1, 2, "burst_rate"]]);
   assert.match(retries[0]!.message, /^LLM request retry 1\/2: provider is throttling request burst rate\./);
-  assert.match((findCoded(out.error) as LlmCallError).message, /burst-rate/);
+  assert.match(findCoded<LlmCallError>(out.error)!.message, /burst-rate/);
 });
 
 test("delays: decorrelated jitter within [base, min(cap, prev*3)], burst base for burst-rate, Retry-After honoured", () => {

@@ -66,9 +66,9 @@ export function nonSystem(messages: RequestMessage[] | undefined): RequestMessag
 }
 
 /** Walk `.cause` (langchain wraps middleware errors) to the first error with a string `code`. */
-export function findCoded(err: unknown): (Error & { code: string; [k: string]: unknown }) | undefined {
+export function findCoded<T extends Error = Error & { code: string }>(err: unknown): T | undefined {
   for (let e = err, i = 0; e instanceof Error && i < 20; e = e.cause, i++) {
-    if (typeof (e as { code?: unknown }).code === "string") return e as Error & { code: string };
+    if (typeof (e as { code?: unknown }).code === "string") return e as T;
   }
   return undefined;
 }
