@@ -28,6 +28,7 @@ export interface WorkerServices {
 export interface WorkerResult {
   status: FinalRunStatus;
   error?: string;
+  usage?: Record<string, unknown>;
 }
 
 /** How often a running run proves it is alive (and learns of a cancel from another process). */
@@ -105,10 +106,11 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // Record the final status; if a cancel got there first, the store's status wins.
     let final: WorkerResult = result;
     manager.runs.transaction(() => {
-      const moved = manager.runs.finish(run.run_id, ["running"], result.status, { error: result.error ?? null });
+      const usage = result.usage ? { ...result.usage } : null;
+      const moved = manager.runs.finish(run.run_id, ["running"], result.status, { error: result.error ?? null, usage });
       const cur = manager.runs.get(run.run_id)!;
       if (!moved) final = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
-      manager.journalEnd(cur, final.status, final.error ?? null);
+      manager.journalEnd(cur, final.status, final.error ?? null, usage);
     });
     return final;
   } finally {

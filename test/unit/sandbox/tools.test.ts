@@ -109,13 +109,13 @@ test("read_file errors name only the virtual path", async () => {
   writeFileSync(join(fx.ws, "bin.dat"), Buffer.from([0xff, 0xfe, 0x00, 0x81]));
   assert.ok((await read(`${W}/bin.dat`)).startsWith(`Error: cannot read '${W}/bin.dat' as text — it appears to be a binary file`));
   assert.equal(await read("/etc/passwd"), "Error: Permission denied reading file: /etc/passwd (Only paths under /mnt/user-data/ are allowed)");
-  assert.ok(((await read(`${W}/../x`)) as string).startsWith(`Error: Permission denied reading file: ${W}/../x`), "DeerFlow's prefix, then the reason");
+  assert.ok(((await read(`${W}/../x`))).startsWith(`Error: Permission denied reading file: ${W}/../x`), "DeerFlow's prefix, then the reason");
   // A host path the model typed itself is refused and answered in its virtual form.
-  assert.ok(((await read(fx.ws + "/five.txt")) as string).startsWith(`Error: Permission denied reading file: ${W}/five.txt`), "DeerFlow's prefix, then the reason");
+  assert.ok(((await read(fx.ws + "/five.txt"))).startsWith(`Error: Permission denied reading file: ${W}/five.txt`), "DeerFlow's prefix, then the reason");
   const outside = join(fx.root, "outside.txt");
   writeFileSync(outside, "secret");
   symlinkSync(outside, join(fx.dirs.uploads, "link.txt"));
-  assert.ok(((await read("/mnt/user-data/uploads/link.txt")) as string).startsWith("Error: Permission denied reading file: /mnt/user-data/uploads/link.txt"), "DeerFlow's prefix, then the reason");
+  assert.ok(((await read("/mnt/user-data/uploads/link.txt"))).startsWith("Error: Permission denied reading file: /mnt/user-data/uploads/link.txt"), "DeerFlow's prefix, then the reason");
   writeFileSync(join(fx.ws, "mentions.txt"), `built in ${fx.ws}/dist\n`);
   assert.equal(await read(`${W}/mentions.txt`), "built in /mnt/user-data/workspace/dist\n");
 });
@@ -149,7 +149,7 @@ test("write_file: OK, parents created, size guard and its switches", async () =>
   assert.equal(await write(`${W}/somedir`, "x"), `Error: Path is a directory, not a file: ${W}/somedir`);
   assert.equal(await write("/etc/evil", "x"), "Error: Permission denied writing to file: /etc/evil (Only paths under /mnt/user-data/ are allowed)");
   symlinkSync(join(fx.root, "created-outside.txt"), join(fx.ws, "dangling"));
-  assert.ok(((await write(`${W}/dangling`, "x")) as string).startsWith(`Error: Permission denied writing to file: ${W}/dangling`), "DeerFlow's prefix, then the reason");
+  assert.ok(((await write(`${W}/dangling`, "x"))).startsWith(`Error: Permission denied writing to file: ${W}/dangling`), "DeerFlow's prefix, then the reason");
 });
 
 test("str_replace: empty file, empty old_str, first occurrence, replace_all, missing file", async () => {
