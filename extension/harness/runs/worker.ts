@@ -14,6 +14,7 @@ import type { RunContext } from "./gateway.js";
 import { buildLeadAgent } from "../agent/leadAgent.js";
 import { createChatModel } from "../models/factory.js";
 import { runTurn, RunAbort } from "./runTurn.js";
+import type { TurnResult } from "./runTurn.js";
 import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
 
 export interface WorkerServices {
@@ -25,11 +26,7 @@ export interface WorkerServices {
   bashTimeoutMs?: number;
 }
 
-export interface WorkerResult {
-  status: FinalRunStatus;
-  error?: string;
-  usage?: Record<string, unknown>;
-}
+export type WorkerResult = TurnResult;
 
 /** How often a running run proves it is alive (and learns of a cancel from another process). */
 function heartbeatMs(ttlMs: number): number {
