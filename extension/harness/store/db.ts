@@ -10,7 +10,7 @@ import Database from "better-sqlite3";
 import { createHash } from "node:crypto";
 import { mkdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { HarnessError, errorMessage } from "../errors.js";
 import { migrations, type Migration } from "./migrations/index.js";
 import { createBlobStore, type BlobStore } from "./blobs.js";
@@ -131,7 +131,14 @@ export interface WorkspaceStore {
 /** Opens the database of one workspace folder, creating the directory and schema as needed. */
 export function openWorkspaceStore(opts: { dataDir: string; workspaceFolder: string }): WorkspaceStore {
   const { dir, file, folder } = workspaceDbPath(opts.dataDir, opts.workspaceFolder);
+  // The sandbox can read and write the workspace: run state there could be read or forged.
+  // Checked on the given path (before creating anything) and on the real one (symlinks).
+  const inside = (p: string) => p === folder || p.startsWith(folder.endsWith(sep) ? folder : folder + sep);
+  const refuse = () =>
+    new HarnessError("storage", `The data directory ${opts.dataDir} is inside the workspace ${folder}; choose one outside it.`);
+  if (inside(resolve(dir))) throw refuse();
   mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (inside(realpathSync(dir))) throw refuse();
   const db = openDatabase(file);
   return {
     db,

@@ -103,6 +103,10 @@ describe("data directory", () => {
       assert.equal(otherStore.threads.get("t1"), undefined);
       otherStore.close();
       assert.throws(() => workspaceDbPath(data, join(dir, "missing")), (e) => e instanceof HarnessError && e.code === "storage");
+      assert.throws(
+        () => openWorkspaceStore({ dataDir: join(folder, ".deerflow-data"), workspaceFolder: folder }),
+        (e) => e instanceof HarnessError && e.code === "storage" && /inside the workspace/.test(e.message),
+      );
     }),
   );
 });
