@@ -133,3 +133,33 @@ test("clarification ends the run on the question; the next run with the answer c
   const s2 = await state(dirs, r1.threadId);
   assert.equal(s2.messages.at(-1).content, "Deploying to staging.");
 });
+
+test("plan mode: write_todos fills the list; a final answer with open items is nudged twice, the reminders never saved", async () => {
+  const dirs = sandboxDirs();
+  const todos = [
+    { content: "Read the code", status: "completed" },
+    { content: "Write the fix", status: "in_progress" },
+  ];
+  const r = await run(
+    dirs,
+    [{ toolCalls: [{ name: "write_todos", args: { todos } }] }, { content: "Done." }, { content: "Done, really." }, { content: "Still done." }],
+    "fix the bug",
+    ["--plan-mode"],
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(r.requests[0]!.body!.tools!.some((t) => t.function.name === "write_todos"));
+  assert.equal(r.requests.length, 4, "two nudges after the first final answer, then the run ends");
+  for (const req of r.requests.slice(2)) {
+    const last = chat(req).at(-1)!;
+    assert.equal(last.name, "todo_completion_reminder");
+    assert.match(textOf(last), /- \[in_progress\] Write the fix/);
+    assert.doesNotMatch(textOf(last), /Read the code/);
+  }
+  const s = await state(dirs, r.threadId);
+  assert.deepEqual(s.todos, todos);
+  assert.ok(!s.messages.some((m: any) => m.name === "todo_completion_reminder"));
+  assert.equal(s.messages.at(-1).content, "Still done.");
+
+  const plain = await run(dirs, [{ content: "hi" }], "hello");
+  assert.ok(!plain.requests[0]!.body!.tools!.some((t) => t.function.name === "write_todos"), "no write_todos outside plan mode");
+});
