@@ -1,7 +1,7 @@
 import { describe, it, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openWorkspaceStore, type WorkspaceStore } from "../../../extension/harness/store/db.js";
@@ -12,7 +12,8 @@ let dir: string;
 let store: WorkspaceStore;
 before(() => {
   dir = mkdtempSync(join(tmpdir(), "deerflow-store-"));
-  store = openWorkspaceStore({ dataDir: join(dir, "data"), workspaceFolder: dir });
+  mkdirSync(join(dir, "workspace"));
+  store = openWorkspaceStore({ dataDir: join(dir, "data"), workspaceFolder: join(dir, "workspace") });
 });
 after(() => {
   store.close();
@@ -48,7 +49,7 @@ describe("threads", () => {
     const a = threads.create({ threadId: "a", title: "First", metadata: { model: "m" } });
     assert.deepEqual(a, { threadId: "a", workspaceFolder: store.workspaceFolder, title: "First", createdAt: 1000, updatedAt: 1000, metadata: { model: "m" } });
     clock = 2000;
-    const b = threads.create({ workspaceFolder: dir });
+    const b = threads.create({ workspaceFolder: join(dir, "workspace") });
     assert.match(b.threadId, /^[0-9a-f-]{36}$/);
     assert.deepEqual(threads.list().map((t) => t.threadId), [b.threadId, "a"]);
     clock = 3000;
