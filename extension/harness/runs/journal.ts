@@ -14,33 +14,69 @@ export type JournalListener = (event: StoredEvent) => void;
 
 export class Journal {
   private readonly listeners = new Map<string, Set<JournalListener>>();
+  /** Events stored but not yet fanned out: appends made by a listener wait their turn, so every
+   * listener sees every thread's events in seq order. */
+  private readonly pending: StoredEvent[] = [];
+  private delivering = false;
 
   constructor(readonly events: EventStore) {}
 
   append(event: RunEvent): StoredEvent {
     const stored = this.events.append(event.thread_id, event.run_id, event.event, event.data);
-    const subs = this.listeners.get(event.thread_id);
-    if (subs) {
-      // A listener that throws must not keep the event from the others (nor fail the run).
-      for (const fn of [...subs]) {
-        try {
-          fn(stored);
-        } catch {
-          /* the subscriber's own problem */
-        }
-      }
-    }
+    this.pending.push(stored);
+    if (!this.delivering) this.deliver();
     return stored;
   }
 
-  /** Replay events with seq > afterSeq, then follow live. Returns the unsubscribe function. */
+  private deliver(): void {
+    this.delivering = true;
+    try {
+      for (let e = this.pending.shift(); e; e = this.pending.shift()) {
+        for (const fn of [...(this.listeners.get(e.thread_id) ?? [])]) {
+          // A listener that throws must not keep the event from the others (nor fail the run).
+          try {
+            fn(e);
+          } catch {
+            /* the subscriber's own problem */
+          }
+        }
+      }
+    } finally {
+      this.delivering = false;
+    }
+  }
+
+  /**
+   * Replay events with seq > afterSeq, then follow live. Returns the unsubscribe function.
+   * Replay repeats until it has caught up (a listener may append while replaying), and the live
+   * listener skips anything replay already delivered: no gap, no duplicate.
+   */
   subscribe(threadId: string, afterSeq: number, listener: JournalListener): () => void {
-    for (const e of this.events.list(threadId, { afterSeq })) listener(e);
+    let last = afterSeq;
+    const once = (e: StoredEvent) => {
+      if (e.seq <= last) return;
+      last = e.seq;
+      listener(e);
+    };
     let subs = this.listeners.get(threadId);
     if (!subs) this.listeners.set(threadId, (subs = new Set()));
-    subs.add(listener);
+    // Registered first, so an append during replay is queued for it rather than lost; `once`
+    // drops what replay delivers itself.
+    subs.add(once);
+    // Hold live delivery while replaying: an append made by the listener during replay is queued
+    // and delivered after the replayed events, in seq order.
+    const outer = this.delivering;
+    this.delivering = true;
+    try {
+      for (let batch = this.events.list(threadId, { afterSeq: last }); batch.length > 0; batch = this.events.list(threadId, { afterSeq: last })) {
+        for (const e of batch) once(e);
+      }
+    } finally {
+      this.delivering = outer;
+    }
+    if (!outer && this.pending.length > 0) this.deliver();
     return () => {
-      subs.delete(listener);
+      subs.delete(once);
       if (subs.size === 0) this.listeners.delete(threadId);
     };
   }
