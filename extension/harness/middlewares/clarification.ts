@@ -13,7 +13,8 @@
  * The v2 `fields` form and `disable_clarification` are not ported yet.
  */
 import { createMiddleware } from "langchain";
-import { ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
 import { createHash } from "node:crypto";
 import { ASK_CLARIFICATION_TOOL_NAME, askClarificationTool } from "../tools/askClarification.js";
 
@@ -135,6 +136,20 @@ export function clarificationMessage(args: Record<string, unknown>, toolCallId: 
   });
 }
 
+/**
+ * True when the latest AI turn asked for clarification and the user has not answered yet: its
+ * `ask_clarification` result is in, and no user message follows (hidden middleware reminders
+ * do not count as the user's answer).
+ */
+export function awaitingClarification(messages: readonly BaseMessage[]): boolean {
+  let i = messages.length - 1;
+  while (i >= 0 && !AIMessage.isInstance(messages[i])) i--;
+  if (i < 0) return false;
+  const after = messages.slice(i + 1);
+  if (after.some((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.hide_from_ui !== true)) return false;
+  return after.some((m) => ToolMessage.isInstance(m) && m.name === ASK_CLARIFICATION_TOOL_NAME && m.status !== "error");
+}
+
 export function clarificationMiddleware() {
   return createMiddleware({
     name: "ClarificationMiddleware",
@@ -142,6 +157,14 @@ export function clarificationMiddleware() {
     wrapToolCall: (request, handler) => {
       if (request.toolCall.name !== ASK_CLARIFICATION_TOOL_NAME) return handler(request);
       return clarificationMessage(request.toolCall.args, request.toolCall.id);
+    },
+    // returnDirect ends the run only when the clarification is the LAST tool result of the step.
+    // With parallel calls (ask_clarification first, another tool after it) the router sees the
+    // other result and loops back to the model; this stops the run there instead, so the
+    // question is never buried under another model turn (the recipe's `jumpTo: "end"` fix).
+    beforeModel: {
+      canJumpTo: ["end"],
+      hook: (state) => (awaitingClarification(state.messages) ? { jumpTo: "end" } : undefined),
     },
   });
 }

@@ -2,6 +2,7 @@
 // formatted question and the human_input payload, and the next run continues the thread.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import type { AIMessage} from "@langchain/core/messages";
 import { ToolMessage } from "@langchain/core/messages";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
@@ -96,4 +97,26 @@ test("other tools are not intercepted", async () => {
   assert.equal(server.requests.length - first, 2);
   const tool = s.messages.find((m) => ToolMessage.isInstance(m))!;
   assert.notEqual(tool.name, "ask_clarification");
+});
+
+test("parallel calls: whichever order the results land in, the run ends on the question", async () => {
+  for (const clarificationFirst of [true, false]) {
+    const calls = [
+      { name: "ask_clarification", args: { question: "Which year?", clarification_type: "missing_info" } },
+      { name: "unknown_tool", args: {} },
+    ];
+    if (!clarificationFirst) calls.reverse();
+    server.setScript([{ toolCalls: calls }, { content: "must not be requested" }]);
+    const first = server.requests.length;
+    const agent = buildTestAgent({ baseURL: server.url, middleware: [clarificationMiddleware()] });
+    const s = await turn(agent, `clar-par-${clarificationFirst}`, "plan a trip");
+    assert.equal(server.requests.length - first, 1, `no model call after the question (clarification first: ${clarificationFirst})`);
+    assert.equal(s.messages.filter((m) => ToolMessage.isInstance(m)).length, 2, "the other call still ran");
+    const askId = (s.messages[1] as AIMessage).tool_calls!.find((c) => c.name === "ask_clarification")!.id;
+    assert.ok(s.messages.some((m) => m.id === `clarification:${askId}`));
+    // The answer continues the thread.
+    server.setScript([{ content: "2027 it is." }]);
+    const s2 = await turn(agent, `clar-par-${clarificationFirst}`, "2027");
+    assert.equal(s2.messages.at(-1)!.content, "2027 it is.");
+  }
 });
