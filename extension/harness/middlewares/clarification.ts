@@ -8,15 +8,18 @@
  * Where we differ: DeerFlow returns `Command(update, goto=END)`. createAgent ignores a tool's
  * `goto: END` (langchain recipe, gotcha 1), so the tool is declared `returnDirect` and the
  * ToolMessage carries `name: "ask_clarification"`, which is what the tools router checks to exit.
+ * With parallel tool calls the clarification may not be the last result, so a `beforeModel`
+ * hook also ends the run (`jumpTo: "end"`) while a question waits for its answer.
  * The payload sits on `artifact` (DeerFlow) and on `additional_kwargs.human_input`, because
  * the wire form of messages (runs/wire.ts) carries `additional_kwargs` but not `artifact`.
  * The v2 `fields` form and `disable_clarification` are not ported yet.
  */
 import { createMiddleware } from "langchain";
-import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { createHash } from "node:crypto";
 import { ASK_CLARIFICATION_TOOL_NAME, askClarificationTool } from "../tools/askClarification.js";
+import { isGenuineUserMessage } from "./shared/messages.js";
 
 const TYPE_ICONS: Record<string, string> = {
   missing_info: "❓",
@@ -138,15 +141,15 @@ export function clarificationMessage(args: Record<string, unknown>, toolCallId: 
 
 /**
  * True when the latest AI turn asked for clarification and the user has not answered yet: its
- * `ask_clarification` result is in, and no user message follows (hidden middleware reminders
- * do not count as the user's answer).
+ * `ask_clarification` result is in, and no genuine user message follows (hidden middleware
+ * reminders do not count; a hidden `human_input_response` from the card does).
  */
 export function awaitingClarification(messages: readonly BaseMessage[]): boolean {
   let i = messages.length - 1;
   while (i >= 0 && !AIMessage.isInstance(messages[i])) i--;
   if (i < 0) return false;
   const after = messages.slice(i + 1);
-  if (after.some((m) => HumanMessage.isInstance(m) && m.additional_kwargs?.hide_from_ui !== true)) return false;
+  if (after.some(isGenuineUserMessage)) return false;
   return after.some((m) => ToolMessage.isInstance(m) && m.name === ASK_CLARIFICATION_TOOL_NAME && m.status !== "error");
 }
 

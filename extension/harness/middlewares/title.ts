@@ -19,7 +19,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import { StateSchema } from "@langchain/langgraph";
 import { threadStateFields } from "../state/threadState.js";
-import { ORIGINAL_USER_CONTENT_KEY } from "./uploads.js";
+import { ORIGINAL_USER_CONTENT_KEY } from "./shared/messages.js";
 
 /** DeerFlow `TitleConfig` defaults. */
 export const TITLE_MAX_WORDS = 6;

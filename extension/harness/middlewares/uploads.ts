@@ -14,8 +14,9 @@
  * Where we differ: the entry's `path` is recomputed from the filename, as DeerFlow does, but the
  * existence check uses the thread's uploads folder from ThreadDirs; the outline is read from
  * Markdown `#` headings only (DeerFlow also recognises pymupdf4llm's bold headings, which only
- * its PDF converter produces); user-derived text is neutralised by escaping `<`/`>` (DeerFlow's
- * `neutralize_untrusted_tags` rewrites only its blocked tag names).
+ * its PDF converter produces). User-derived text (names, outline titles, previews) goes through
+ * InputSanitization's `neutralizeUntrustedTags`, as in DeerFlow, so a file name cannot forge a
+ * framework block inside ours.
  */
 import { createMiddleware } from "langchain";
 import { HumanMessage } from "@langchain/core/messages";
@@ -27,6 +28,8 @@ import type { ThreadDirs } from "../threads/threadDirs.js";
 import { threadStateFields } from "../state/threadState.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { UPLOADS_VIRTUAL_PATH } from "../sandbox/paths.js";
+import { neutralizeUntrustedTags as neutralize } from "./inputSanitization.js";
+import { contentText, ORIGINAL_USER_CONTENT_KEY } from "./shared/messages.js";
 
 /** DeerFlow `_MAX_FILES_PER_CONTEXT_SECTION`. */
 export const MAX_FILES_PER_CONTEXT_SECTION = 10;
@@ -35,7 +38,6 @@ const MAX_OUTLINE_ENTRIES = 50;
 const OUTLINE_PREVIEW_LINES = 5;
 /** Outlines are read from the first bytes only: a huge upload must not stall the run. */
 const OUTLINE_READ_BYTES = 1 << 20;
-export const ORIGINAL_USER_CONTENT_KEY = "original_user_content";
 
 interface OutlineEntry {
   title: string;
@@ -48,11 +50,6 @@ interface ContextFile extends UploadedFile {
 }
 
 const uploadsState = new StateSchema({ uploaded_files: threadStateFields.uploaded_files });
-
-/** Neutralise markup in user-derived text inside our trusted block. */
-function neutralize(text: string): string {
-  return text.replace(/</g, "&lt;").replace(/>/g, "&gt;");
-}
 
 /** DeerFlow's size label: one decimal, KB below 1 MiB, MB above. */
 export function formatSize(bytes: number): string {
@@ -180,14 +177,6 @@ export function createFilesMessage(files: ContextFile[], omitted: UploadedFile[]
   return lines.join("\n");
 }
 
-function contentToText(content: MessageContent): string {
-  if (typeof content === "string") return content;
-  return content
-    .map((b) => (b.type === "text" && "text" in b && typeof b.text === "string" ? b.text : ""))
-    .filter(Boolean)
-    .join("\n");
-}
-
 function withBlock(content: MessageContent, block: string): MessageContent {
   if (typeof content === "string") return `${block}\n\n${content}`;
   return [{ type: "text", text: `${block}\n\n` }, ...content] as MessageContent;
@@ -209,7 +198,7 @@ export function uploadsMiddleware(dirs: ThreadDirs) {
       });
       const block = createFilesMessage(context, files.slice(MAX_FILES_PER_CONTEXT_SECTION));
       const kwargs = { ...last.additional_kwargs };
-      if (typeof kwargs[ORIGINAL_USER_CONTENT_KEY] !== "string") kwargs[ORIGINAL_USER_CONTENT_KEY] = contentToText(last.content);
+      if (typeof kwargs[ORIGINAL_USER_CONTENT_KEY] !== "string") kwargs[ORIGINAL_USER_CONTENT_KEY] = contentText(last.content);
       const updated = new HumanMessage({
         content: withBlock(last.content, block),
         ...(last.id ? { id: last.id } : {}),
