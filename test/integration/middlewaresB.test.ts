@@ -121,6 +121,14 @@ test("a provider that fails twice, then answers: a successful run with two llm_r
   assert.match(retries[0]!.data.message, /^LLM request retry 1\/3: /);
   const text = r.lines.filter((l) => l.event === "messages").map((l) => l.data[0].content).join("");
   assert.equal(text.trim(), "Third time lucky.");
+  // TokenUsage: the one answered call's usage, on the message and summed in the run's end event.
+  const usage = r.end!.data.usage;
+  assert.ok(usage && usage.input_tokens > 0 && usage.output_tokens > 0, JSON.stringify(r.end));
+  assert.equal(usage.total_tokens, usage.input_tokens + usage.output_tokens);
+  const stamped = r.lines.filter((l) => l.event === "updates").map((l) => l.data["TokenUsageMiddleware.after_model"]).find(Boolean);
+  const answer = stamped.messages[0];
+  assert.deepEqual(answer.usage_metadata, usage);
+  assert.equal(answer.additional_kwargs.token_usage_attribution.kind, "final_answer");
 });
 
 test("a provider that keeps failing ends the run `error` with a readable reason, and the next run on the thread works", async () => {
