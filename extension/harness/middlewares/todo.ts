@@ -116,21 +116,21 @@ export function todoMiddleware() {
       hook: (state) => {
         const last = [...(state as TodoState).messages].reverse().find((m): m is AIMessage => AIMessage.isInstance(m));
         const calls = (last?.tool_calls ?? []).filter((c) => c.name === WRITE_TODOS_TOOL_NAME);
-      if (calls.length <= 1) return undefined;
-      const onlyTodos = calls.length === (last?.tool_calls?.length ?? 0);
-      return {
-        ...(onlyTodos ? { jumpTo: "model" as const } : {}),
-        messages: calls.map(
-          (c) =>
-            new ToolMessage({
-              content:
-                "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it only once per model invocation to update the todo list.",
-              tool_call_id: c.id ?? "",
-              name: WRITE_TODOS_TOOL_NAME,
-              status: "error",
-            }),
-        ),
-      };
+        if (calls.length <= 1) return undefined;
+        const onlyTodos = calls.length === (last?.tool_calls?.length ?? 0);
+        return {
+          ...(onlyTodos ? { jumpTo: "model" as const } : {}),
+          messages: calls.map(
+            (c) =>
+              new ToolMessage({
+                content:
+                  "Error: The `write_todos` tool should never be called multiple times in parallel. Please call it only once per model invocation to update the todo list.",
+                tool_call_id: c.id ?? "",
+                name: WRITE_TODOS_TOOL_NAME,
+                status: "error",
+              }),
+          ),
+        };
       },
     },
     wrapModelCall: (request, handler) => {
