@@ -1,0 +1,142 @@
+/**
+ * The host ↔ harness JSON-RPC contract (vscode-languageclient ↔ vscode-languageserver over stdio).
+ * Type-only. Methods are `"namespace/verb"`, grouped by direction; each maps to its params and
+ * result. The harness never sees a `vscode` type; the host never touches SQLite.
+ */
+import type { FinalRunStatus, RunEvent, RunStatus, WireMessage } from "./events.js";
+
+/** One configured model, as settings describe it (`deerflow.models`). */
+export interface ModelSetting {
+  name: string;
+  model: string;
+  base_url?: string;
+  api_key_env?: string;
+  display_name?: string;
+  supports_vision?: boolean;
+  supports_thinking?: boolean;
+}
+
+export interface HarnessSettings {
+  models: ModelSetting[];
+  default_model?: string;
+  title_model?: string;
+  sandbox: { provider: "auto" | "local" | "devcontainer"; allow_host_commands: boolean; bash_timeout_seconds?: number };
+  /** False in an untrusted workspace: no sandbox commands at all (and the reason is shown). */
+  workspace_trusted: boolean;
+}
+
+/** A journaled event as delivered to subscribers: a RunEvent with its thread-global seq. */
+export type JournalEvent = RunEvent & { seq: number };
+
+export interface ThreadSummary {
+  thread_id: string;
+  workspace_folder: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+  /** The thread's active run, if any. */
+  active_run?: { run_id: string; status: RunStatus };
+}
+
+export interface ViewedImageView {
+  /** Virtual path, `/mnt/user-data/...` (the key of `viewed_images`). */
+  path: string;
+  mime_type: string;
+  size: number;
+  sha256: string;
+}
+
+export interface ArtifactView {
+  /** Virtual path, `/mnt/user-data/outputs/...`. */
+  path: string;
+  /** The file on disk, for `vscode.open`; inside the workspace folder. */
+  host_path: string;
+  exists: boolean;
+}
+
+export interface ThreadStateView {
+  thread_id: string;
+  title: string | null;
+  messages: WireMessage[];
+  artifacts: ArtifactView[];
+  todos: Array<{ content: string; status: "pending" | "in_progress" | "completed" }> | null;
+  viewed_images: ViewedImageView[];
+  uploaded_files: Array<{ filename: string; size: number; path: string }>;
+  /** The journal's last seq when this view was read: subscribe from here to continue live. */
+  last_seq: number;
+}
+
+export interface RunSummary {
+  run_id: string;
+  thread_id: string;
+  status: RunStatus;
+  model: string;
+  created_at: string;
+  ended_at: string | null;
+  error: string | null;
+}
+
+/** Requests from the host to the harness. */
+export interface HostToHarness {
+  "harness/initialize": {
+    params: { dataDir: string; settings: HarnessSettings };
+    result: { version: string; pid: number };
+  };
+  /** Settings changed, or an API key was (re)set. Keys live only in the harness's memory. */
+  "harness/configure": {
+    params: { settings: HarnessSettings; apiKeys?: Record<string, string> };
+    result: null;
+  };
+  "threads/list": { params: { workspaceFolder: string }; result: ThreadSummary[] };
+  "threads/create": { params: { workspaceFolder: string; title?: string }; result: ThreadSummary };
+  "threads/rename": { params: { workspaceFolder: string; threadId: string; title: string }; result: ThreadSummary };
+  "threads/delete": { params: { workspaceFolder: string; threadId: string }; result: { deleted: boolean } };
+  "threads/state": { params: { workspaceFolder: string; threadId: string }; result: ThreadStateView };
+  /** Through startRun: the same choke point as the CLI. Files are host paths copied into uploads. */
+  "runs/start": {
+    params: {
+      workspaceFolder: string;
+      threadId: string;
+      prompt: string;
+      files?: string[];
+      model?: string;
+      planMode?: boolean;
+      idempotencyKey?: string;
+      multitask?: "reject" | "interrupt";
+    };
+    result: { run_id: string; thread_id: string; existing: boolean };
+  };
+  "runs/cancel": {
+    params: { workspaceFolder: string; runId: string };
+    result: { outcome: "cancelled" | "already_finished" | "not_found"; status?: RunStatus };
+  };
+  "runs/list": { params: { workspaceFolder: string; threadId: string }; result: RunSummary[] };
+  /** Replay from `afterSeq`, then follow live through `events/event` notifications. */
+  "events/subscribe": {
+    params: { workspaceFolder: string; threadId: string; afterSeq: number };
+    result: { subscriptionId: string };
+  };
+  "events/unsubscribe": { params: { subscriptionId: string }; result: null };
+  /** A viewed image's bytes (from the blob store), for the cache thumbnails. */
+  "images/get": { params: { workspaceFolder: string; sha256: string }; result: { mime_type: string; base64: string } | null };
+  /** The `{}` update of `viewed_images`. */
+  "images/clear": { params: { workspaceFolder: string; threadId: string }; result: null };
+}
+
+/** Notifications from the harness to the host. */
+export interface HarnessToHost {
+  /** Events in seq order; several may be batched into one notification. */
+  "events/event": { subscriptionId: string; events: JournalEvent[] };
+  "log/message": { level: "trace" | "debug" | "info" | "warn" | "error"; message: string };
+  /** A run ended (for status bar and notifications even when no panel subscribes). */
+  "runs/ended": { workspaceFolder: string; threadId: string; runId: string; status: FinalRunStatus; error?: string; needsUser?: boolean };
+}
+
+export type HostRequest = keyof HostToHarness;
+export type RequestParams<M extends HostRequest> = HostToHarness[M]["params"];
+export type RequestResult<M extends HostRequest> = HostToHarness[M]["result"];
+
+/** Stable error codes carried in JSON-RPC error `data.code` (HarnessError codes). */
+export interface RpcErrorData {
+  code: string;
+}

@@ -1,0 +1,61 @@
+/**
+ * The panel ↔ host message contract (postMessage). Type-only. The host validates every incoming
+ * message with a schema before acting (a webview is untrusted input); the webview renders only
+ * what the host sends — never API keys, never host paths outside the workspace.
+ */
+import type { JournalEvent, ThreadStateView, ThreadSummary } from "./rpc.js";
+
+export interface ModelChoice {
+  name: string;
+  label: string;
+  supports_vision: boolean;
+}
+
+/** Messages from the webview to the host. */
+export type WebviewToHost =
+  /** The panel (re)loaded; `lastSeq` is what it had already rendered for `threadId` (from its saved state). */
+  | { type: "ready"; threadId?: string; lastSeq?: number }
+  | { type: "send"; text: string }
+  | { type: "cancel" }
+  | { type: "attachFiles" }
+  | { type: "removeAttachment"; index: number }
+  | { type: "newThread" }
+  | { type: "selectThread"; threadId: string }
+  | { type: "renameThread"; threadId: string; title: string }
+  | { type: "deleteThread"; threadId: string }
+  | { type: "openArtifact"; path: string }
+  | { type: "revealArtifact"; path: string }
+  | { type: "openImage"; path: string }
+  | { type: "clearViewedImages" }
+  | { type: "selectModel"; name: string }
+  | { type: "setPlanMode"; enabled: boolean }
+  | { type: "requestImage"; sha256: string };
+
+export interface PanelStatus {
+  /** The active run on the shown thread, if any. */
+  run?: { run_id: string; status: "pending" | "running" };
+  sandbox?: { kind: "local" | "devcontainer"; state: "idle" | "starting" | "ready" | "stopped" | "error"; detail?: string };
+  /** Why sandbox commands are off (untrusted workspace, host commands not allowed). */
+  restriction?: string;
+}
+
+/** Messages from the host to the webview. */
+export type HostToWebview =
+  | {
+      type: "init";
+      threads: ThreadSummary[];
+      threadId: string | null;
+      models: ModelChoice[];
+      model: string | null;
+      planMode: boolean;
+    }
+  | { type: "threads"; threads: ThreadSummary[]; threadId: string | null }
+  /** The shown thread's state (on switch or reload), then live events from `state.last_seq`. */
+  | { type: "state"; state: ThreadStateView }
+  /** Journal events in seq order, batched. */
+  | { type: "events"; threadId: string; events: JournalEvent[] }
+  | { type: "status"; status: PanelStatus }
+  | { type: "attachments"; files: Array<{ name: string; size: number }> }
+  | { type: "model"; model: string; planMode: boolean }
+  | { type: "image"; sha256: string; dataUrl: string | null }
+  | { type: "error"; message: string };
