@@ -152,3 +152,17 @@ test("a provider that keeps failing ends the run `error` with a readable reason,
   assert.deepEqual(sent.map((m) => m.role), ["user", "user"], "the failed turn left the question and nothing half-written");
   assert.match(textOf(sent[0]), /first question/);
 });
+
+test("a malformed tool call from the model (unparsable arguments) does not crash the run; the next run answers it", async () => {
+  const dirs = sandboxDirs();
+  const r = await run(dirs, [{ toolCalls: [{ name: "ls", rawArguments: "not json{", id: "call_bad" }] }], "list the files");
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.end!.data.status, "success");
+  const again = await run(dirs, [{ content: "Let me try again properly." }], "and?", ["--thread", r.threadId]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.requests[0]!.status, 200, again.requests[0]!.error);
+  const sent = chat(again.requests[0]!);
+  assert.deepEqual(sent.map((m) => m.role), ["user", "assistant", "tool", "user"]);
+  assert.deepEqual(sent[1]!.tool_calls!.map((c) => [c.id, c.function?.name, c.function?.arguments]), [["call_bad", "ls", "{}"]]);
+  assert.match(textOf(sent[2]), /^\[Tool call could not be executed because its arguments were invalid/);
+});
