@@ -81,6 +81,8 @@ build_image() {
     log "debootstrap minbase bookworm (about 30 s)"
     debootstrap --variant=minbase bookworm "$rootfs" "$MIRROR" >/tmp/deerflow-debootstrap.log 2>&1 \
       || { tail -n 20 /tmp/deerflow-debootstrap.log >&2; rm -rf "$rootfs"; exit 1; }
+    # mktemp made the root 0700: as the image's "/" it would lock every non-root user out.
+    chmod 0755 "$rootfs"
     mkdir -p "$CACHE_DIR"
     tar -C "$rootfs" -cf "$ROOTFS_TAR.part" .
     mv "$ROOTFS_TAR.part" "$ROOTFS_TAR"

@@ -14,7 +14,9 @@ import {
   type DevContainerEvent,
 } from "../../extension/harness/sandbox/devcontainer/provider.js";
 import type { Sandbox } from "../../extension/harness/sandbox/provider.js";
-import { threadDirs } from "../../extension/harness/threads/threadDirs.js";
+import { ensureThreadDirs, threadDirs } from "../../extension/harness/threads/threadDirs.js";
+import { createBashTool } from "../../extension/harness/tools/sandbox/bash.js";
+import { normaliseArtifactPath } from "../../extension/harness/tools/presentFiles.js";
 import { copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";
 import { waitForFile } from "./helpers/waitForFile.js";
 
@@ -137,6 +139,27 @@ describe("dev container sandbox", () => {
     assert.equal(readFileSync(`${threadDirs(folder, "thread-b").outputs}/who.txt`, "utf8"), "from-b\n");
     const ids = new Set((await api.listContainers([`devcontainer.local_folder=${folder}`])).map((c) => c.Id));
     assert.equal(ids.size, 1);
+  });
+
+  test("the bash tool runs in the container without host consent; present_files accepts its output", async () => {
+    const dirs = ensureThreadDirs(folder, "thread-tool");
+    const bash = createBashTool({ dirs, provider, allowHostCommands: false, bashTimeoutMs: 60_000 });
+    const text = await bash.invoke({
+      description: "write a report",
+      command: "test -f /.dockerenv && echo in-container; printf '# Report\\n' > /mnt/user-data/outputs/report.md; ls /mnt/user-data/outputs; exit 4",
+    });
+    assert.equal(text, "in-container\nreport.md\n\nExit Code: 4");
+    assert.equal(readFileSync(`${dirs.outputs}/report.md`, "utf8"), "# Report\n");
+    assert.deepEqual(normaliseArtifactPath("/mnt/user-data/outputs/report.md", dirs), {
+      ok: true,
+      path: "/mnt/user-data/outputs/report.md",
+    });
+    const timedOut = await createBashTool({ dirs, provider, allowHostCommands: false, bashTimeoutMs: 1_000 }).invoke({
+      description: "too slow",
+      command: "sleep 984",
+    });
+    assert.ok(typeof timedOut === "string", "no Command: the sandbox was acquired already");
+    assert.match(timedOut, /^Command timed out after 1 second and was terminated\./);
   });
 
   test("a container stopped behind the provider's back is brought up again on the next call", async () => {

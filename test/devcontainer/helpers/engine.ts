@@ -8,7 +8,7 @@
  * started; .ci/run calls it at the end).
  */
 import { spawn } from "node:child_process";
-import { cp, mkdtemp, realpath, rm } from "node:fs/promises";
+import { chmod, cp, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -47,6 +47,8 @@ export async function ensureDockerEngine(): Promise<EngineApi> {
 export async function copyFixture(name: string): Promise<string> {
   const dir = await realpath(await mkdtemp(join(tmpdir(), `deerflow-dc-${name}-`)));
   await cp(join(FIXTURES, name), dir, { recursive: true });
+  // mkdtemp makes it 0700: a non-root remoteUser could not even enter the mounted folder.
+  await chmod(dir, 0o755);
   return dir;
 }
 

@@ -173,7 +173,8 @@ function upError(folder: string, outcome: UpOutcome | undefined, stderrTail: str
     .split("\n")
     .map(logText)
     .filter((t): t is string => t !== undefined && /^(Error|error:|ERROR)/.test(t));
-  const detail = engineLines.at(-1);
+  // The daemon's own answer (e.g. why a pull failed) says more than the client's follow-ups.
+  const detail = engineLines.filter((t) => t.startsWith("Error response from daemon")).at(-1) ?? engineLines.at(-1);
   return new HarnessError(
     "sandbox_bringup_failed",
     `Could not bring up the dev container for ${folder}: ${message}` +
