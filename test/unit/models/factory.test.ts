@@ -1,0 +1,69 @@
+// Model resolution: configured names, env defaults, ad-hoc endpoints, and the errors users see.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseHarnessConfig } from "../../../extension/harness/config/harnessConfig.js";
+import { createChatModel, resolveModel } from "../../../extension/harness/models/factory.js";
+import { HarnessError } from "../../../extension/harness/errors.js";
+
+const config = parseHarnessConfig(
+  {
+    models: [
+      { name: "fast", model: "gpt-fast", base_url: "http://127.0.0.1:1/v1", api_key_env: "FAST_KEY" },
+      { name: "eyes", model: "gpt-vision", supports_vision: true, max_tokens: 1000 },
+    ],
+    default_model: "eyes",
+  },
+  "test",
+);
+
+test("a configured name resolves to its model id, endpoint and capabilities; the default is default_model", () => {
+  const fast = resolveModel(config, { name: "fast" }, {});
+  assert.equal(fast.model, "gpt-fast");
+  assert.equal(fast.baseURL, "http://127.0.0.1:1/v1");
+  assert.equal(fast.apiKeySource, "FAST_KEY");
+  assert.equal(fast.supportsVision, false);
+  const def = resolveModel(config, {}, { OPENAI_BASE_URL: "http://env/v1" });
+  assert.equal(def.name, "eyes");
+  assert.equal(def.baseURL, "http://env/v1", "OPENAI_BASE_URL is the default endpoint");
+  assert.equal(def.apiKeySource, "OPENAI_API_KEY");
+  assert.equal(def.supportsVision, true);
+  assert.equal(def.maxTokens, 1000);
+});
+
+test("an unknown name is an error naming the configured models", () => {
+  assert.throws(
+    () => resolveModel(config, { name: "gpt-9" }, {}),
+    (e: unknown) => e instanceof HarnessError && e.code === "unknown_model" && e.message === 'Unknown model "gpt-9". Configured models: fast, eyes.',
+  );
+});
+
+test("nothing configured: OPENAI_BASE_URL + OPENAI_MODEL define the model; neither → a clear error", () => {
+  const empty = parseHarnessConfig({}, "test");
+  const m = resolveModel(empty, {}, { OPENAI_BASE_URL: "http://127.0.0.1:2/v1", OPENAI_MODEL: "qwen" });
+  assert.equal(m.model, "qwen");
+  assert.equal(m.baseURL, "http://127.0.0.1:2/v1");
+  assert.throws(() => resolveModel(empty, {}, {}), (e: unknown) => e instanceof HarnessError && e.code === "no_models" && /No chat models are configured/.test(e.message));
+  assert.throws(() => resolveModel(empty, { name: "qwen2" }, { OPENAI_MODEL: "qwen" }), /Unknown model "qwen2". Configured models: qwen\./);
+});
+
+test("--base-url with --model is an ad-hoc model for that invocation; --base-url alone is a usage error", () => {
+  const m = resolveModel(config, { name: "llama3", baseURL: "http://127.0.0.1:3/v1" }, {});
+  assert.equal(m.model, "llama3");
+  assert.equal(m.baseURL, "http://127.0.0.1:3/v1");
+  assert.throws(() => resolveModel(config, { baseURL: "http://x/v1" }, {}), (e: unknown) => e instanceof HarnessError && e.code === "usage");
+});
+
+test("the chat model takes the key from the named env var, an explicit key wins, and retries are left to the middleware", () => {
+  const fast = resolveModel(config, { name: "fast" }, {});
+  const fromEnv = createChatModel(fast, { env: { FAST_KEY: "sk-from-env" } });
+  assert.equal(fromEnv.apiKey, "sk-from-env");
+  assert.equal(fromEnv.model, "gpt-fast");
+  assert.equal((fromEnv as unknown as { caller: { maxRetries: number } }).caller.maxRetries, 0);
+  assert.equal(createChatModel(fast, { env: { FAST_KEY: "a" }, apiKey: "sk-explicit" }).apiKey, "sk-explicit");
+});
+
+test("invalid configuration is rejected with the field named", () => {
+  assert.throws(() => parseHarnessConfig({ models: [{ name: "x" }] }, "cfg.json"), /Invalid DeerFlow configuration in cfg.json: models\.0\.model/);
+  assert.throws(() => parseHarnessConfig({ models: [{ name: "x", model: "a" }, { name: "x", model: "b" }] }, "c"), /configured twice/);
+  assert.throws(() => parseHarnessConfig({ models: [{ name: "x", model: "a", api_key_env: "BAD NAME" }] }, "c"), /api_key_env/);
+});
