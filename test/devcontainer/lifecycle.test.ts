@@ -83,3 +83,23 @@ test("a container that was already running when we came is not stopped by us", a
   await first.p.shutdown();
   assert.equal((await api.inspectContainer(containerId)).State.Running, false);
 });
+
+test("rebuild replaces the folder's container; the thread's next command runs in the new one", async () => {
+  const { p } = provider(0);
+  try {
+    const sandbox = await p.get(await p.acquire("t1"));
+    assert.ok(sandbox);
+    await sandbox.execCommand("true", { timeoutMs: 30_000 });
+    const before = p.containerInfo()?.containerId;
+    assert.ok(before);
+    await p.rebuild();
+    const after = p.containerInfo()?.containerId;
+    assert.ok(after && after !== before, "a new container");
+    const containers = await api.listContainers([`devcontainer.local_folder=${folder}`]);
+    assert.deepEqual(containers.map((c) => c.Id), [after], "the old one is gone");
+    const result = await sandbox.execCommand("id -un; ls /mnt/user-data", { timeoutMs: 30_000 });
+    assert.equal(result.stdout, "nobody\noutputs\nuploads\nworkspace\n");
+  } finally {
+    await p.shutdown();
+  }
+});

@@ -5,11 +5,13 @@
  */
 import { strict as assert } from "node:assert";
 import { readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { after, before, describe, test } from "node:test";
 import { HarnessError } from "../../extension/harness/errors.js";
 import type { EngineApi } from "../../extension/harness/sandbox/devcontainer/engineApi.js";
 import {
+  DevContainerSandbox,
   DevContainerSandboxProvider,
   type DevContainerEvent,
 } from "../../extension/harness/sandbox/devcontainer/provider.js";
@@ -124,6 +126,29 @@ describe("dev container sandbox", () => {
       "for p in /proc/[0-9]*; do tr '\\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -c 'sleep 98[5]' || true",
     );
     assert.equal(probe.stdout.trim(), "0");
+  });
+
+  test("output streams while the command runs", async () => {
+    const sandbox = await sandboxFor("thread-a");
+    assert.ok(sandbox instanceof DevContainerSandbox);
+    const fifo = `${threadDirs(folder, "thread-a").outputs}/go.fifo`;
+    const chunks: string[] = [];
+    let released: Promise<void> | undefined;
+    // The command blocks on a FIFO that the test opens only once the first chunk has arrived,
+    // so the chunk cannot have come from a buffered end-of-command result.
+    const result = await sandbox.execCommand(
+      "rm -f /mnt/user-data/outputs/go.fifo; mkfifo /mnt/user-data/outputs/go.fifo; echo first; read x < /mnt/user-data/outputs/go.fifo; echo \"then $x\"",
+      {
+        timeoutMs: 60_000,
+        onOutput: (stream, chunk) => {
+          chunks.push(`${stream}:${chunk.toString()}`);
+          if (chunk.toString().includes("first")) released ??= writeFile(fifo, "go\n");
+        },
+      },
+    );
+    await released;
+    assert.equal(result.stdout, "first\nthen go\n");
+    assert.deepEqual(chunks, ["stdout:first\n", "stdout:then go\n"]);
   });
 
   test("two threads of one folder share one container, each with its own uploads and outputs", async () => {

@@ -130,7 +130,20 @@ export class FolderContainer {
   /** The running container; one bring-up at a time, shared by every caller that needs it. */
   async ensureUp(signal?: AbortSignal): Promise<UpContainer> {
     if (this.up) return this.up;
-    this.bringingUp ??= this.bringUp().finally(() => {
+    this.bringingUp ??= this.bringUp(false).finally(() => {
+      this.bringingUp = undefined;
+    });
+    return raceAbort(this.bringingUp, signal);
+  }
+
+  /**
+   * Recreate the container from devcontainer.json (after it changed). Commands in flight on the
+   * old container end with `sandbox_container_lost`; later ones run in the new container.
+   */
+  async rebuild(signal?: AbortSignal): Promise<UpContainer> {
+    if (this.bringingUp) await this.bringingUp.catch(() => undefined);
+    if (this.up) this.markDown(this.up);
+    this.bringingUp = this.bringUp(true).finally(() => {
       this.bringingUp = undefined;
     });
     return raceAbort(this.bringingUp, signal);
@@ -216,7 +229,7 @@ export class FolderContainer {
     return { ...outcome, timeoutMs: options.timeoutMs };
   }
 
-  private async bringUp(): Promise<UpContainer> {
+  private async bringUp(removeExisting: boolean): Promise<UpContainer> {
     const { engine, workspaceFolder } = this.options;
     const signal = this.lifetime.signal;
     await engine.ping(signal);
@@ -231,6 +244,7 @@ export class FolderContainer {
         socketPath: engine.socketPath,
         timeoutMs: this.options.bringUpTimeoutMs,
         signal,
+        removeExisting,
         ...(this.options.cliPath ? { cliPath: this.options.cliPath } : {}),
         onProgress: (detail) => this.emit({ status: "starting", detail }),
       });

@@ -48,6 +48,11 @@ export interface DevContainerProviderOptions {
   readonly onEvent?: (event: DevContainerEvent) => void;
 }
 
+/** ExecOptions plus streaming: each output chunk as it arrives (the result still holds it all). */
+export interface DevContainerExecOptions extends ExecOptions {
+  readonly onOutput?: (stream: "stdout" | "stderr", chunk: Buffer) => void;
+}
+
 export class DevContainerSandbox implements Sandbox {
   readonly pathMode = "virtual" as const;
 
@@ -57,11 +62,12 @@ export class DevContainerSandbox implements Sandbox {
     private readonly container: FolderContainer,
   ) {}
 
-  execCommand(command: string, options: ExecOptions = {}): Promise<ExecResult> {
+  execCommand(command: string, options: DevContainerExecOptions = {}): Promise<ExecResult> {
     return this.container.exec(this.threadId, command, {
       timeoutMs: options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
       ...(options.signal ? { signal: options.signal } : {}),
       ...(options.env ? { env: options.env } : {}),
+      ...(options.onOutput ? { onOutput: options.onOutput } : {}),
     });
   }
 }
@@ -134,6 +140,11 @@ export class DevContainerSandboxProvider implements SandboxProvider {
   async shutdown(): Promise<void> {
     await this.container.shutdown();
     this.engine.close();
+  }
+
+  /** "Rebuild Sandbox Container": remove the folder's container and bring it up anew. */
+  async rebuild(options: { signal?: AbortSignal } = {}): Promise<void> {
+    await this.container.rebuild(options.signal);
   }
 
   /** The container as last brought up (id, remoteUser, shell): for "Open Sandbox Terminal". */
