@@ -9,7 +9,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer, RecordedRequest } from "../../fixtures/modelServer.js";
 import { viewImageTool } from "../../../extension/harness/tools/viewImage.js";
-import { imageDetailBlocks, shouldInjectImages, viewImageMiddleware } from "../../../extension/harness/middlewares/viewImage.js";
+import { imageContextMessage, imageDetailBlocks, shouldInjectImages, viewImageMiddleware } from "../../../extension/harness/middlewares/viewImage.js";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { buildTestAgent, nonSystem, PNG, PNG_B64, threadFixture } from "./helpers.js";
 
@@ -51,6 +51,13 @@ test("blocks: none viewed → one text block; one PNG → header, path+mime, dat
   assert.match((missing[2] as { text: string }).text, /unavailable/);
   const changed = imageDetailBlocks({ "/a.png": { mime_type: "image/png", size: PNG.length + 1, sha256 } }, blobs);
   assert.equal(changed.filter((b) => b.type === "image_url").length, 0, "a size that does not match is not sent");
+});
+
+test("the injected message is marked model-only, as DeerFlow's (hidden from the UI, server marker, prefixed id)", () => {
+  const m = imageContextMessage([{ type: "text", text: "No images have been viewed." }]);
+  assert.match(m.id!, /^view-image-context:[0-9a-f]{32}$/);
+  assert.equal(m.additional_kwargs.hide_from_ui, true);
+  assert.equal(m.additional_kwargs.deerflow_view_image_context, true);
 });
 
 test("inject only when the last AI message called view_image and every one of its calls has a result", () => {
