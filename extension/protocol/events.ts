@@ -61,6 +61,17 @@ export type RunEvent =
   | (EventBase & { event: "messages"; data: WireMessageChunk[] })
   | (EventBase & { event: "custom"; data: { type: string; [key: string]: unknown } })
   | (EventBase & { event: "error"; data: { name: string; message: string; code?: string } })
-  | (EventBase & { event: "end"; data: { thread_id: string; run_id: string; status: FinalRunStatus; error?: string; usage?: Record<string, unknown> } });
+  | (EventBase & { event: "end"; data: {
+        thread_id: string;
+        run_id: string;
+        status: FinalRunStatus;
+        error?: string;
+        usage?: Record<string, unknown>;
+        /** Why a successful run stopped, when it was not a final answer: "clarification" = the agent asked the user. */
+        stop_reason?: "clarification";
+        /** With stop_reason "clarification": DeerFlow's human_input request (the question card). */
+        human_input?: Record<string, unknown>;
+      };
+    });
 
 export type RunEventName = RunEvent["event"];

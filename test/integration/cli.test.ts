@@ -318,3 +318,20 @@ test("a dead model endpoint ends the run `error` with a readable reason, and the
   const roles = (again.requests[0]!.body!.messages as any[]).map((m) => m.role);
   assert.deepEqual(roles, ["system", "user", "user"], "the failed turn's question is kept, nothing half-written");
 });
+
+test("the thread row carries the title after the first exchange; a clarification stop says so in `end`", async () => {
+  const dirs = sandboxDirs();
+  const r = await run(dirs, [{ content: "Sure." }], [], "Refactor the greeting module please");
+  assert.equal(r.code, 0, r.stderr);
+  const threads = await runCli(["threads", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir]);
+  assert.equal(threads.lines[0]!.title, (await state(dirs, r.threadId)).title);
+  assert.match(threads.lines[0]!.title, /Refactor the greeting module/);
+
+  const q = await run(dirs, [
+    { toolCalls: [{ name: "ask_clarification", args: { question: "Which environment?", clarification_type: "missing_info", options: ["dev", "prod"] } }] },
+  ], ["--thread", r.threadId], "deploy it");
+  assert.equal(q.code, 0, q.stderr);
+  assert.equal(q.end!.data.status, "success");
+  assert.equal(q.end!.data.stop_reason, "clarification");
+  assert.equal(q.end!.data.human_input.question, "Which environment?");
+});

@@ -138,6 +138,7 @@ export async function runCommand(argv: string[]): Promise<number> {
       const result = await executeRun(
         {
           manager,
+          threads: store.threads,
           checkpointer: store.checkpointer,
           blobs: store.blobs,
           sandboxProvider,

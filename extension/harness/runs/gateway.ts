@@ -40,6 +40,8 @@ export interface RunContext {
   workspaceFolder: string;
   dirs: ThreadDirs;
   model: ResolvedModel;
+  /** The configured title model (`title_model`), if any: TitleMiddleware's LLM. */
+  titleModel?: ResolvedModel;
   apiKey?: string;
   planMode: boolean;
   allowHostCommands: boolean;
@@ -89,6 +91,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
   if (typeof req.prompt !== "string" || req.prompt.trim() === "") throw new HarnessError("usage", "A run needs a non-empty prompt.");
   // The whitelist: a configured model, or the operator's explicit ad-hoc endpoint.
   const model = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
+  const titleModel = s.config.title_model ? resolveModel(s.config, { name: s.config.title_model }) : undefined;
   const clientContext = Object.fromEntries(Object.entries(req.context ?? {}).filter(([k]) => CONTEXT_WHITELIST.has(k)));
   const context = scrubSecrets(clientContext) as Record<string, unknown>;
   const planMode = req.planMode ?? context.plan_mode === true;
@@ -114,6 +117,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       workspaceFolder: s.workspaceFolder,
       dirs: ensureThreadDirs(s.workspaceFolder, req.threadId),
       model,
+      ...(titleModel ? { titleModel } : {}),
       ...(req.apiKey ? { apiKey: req.apiKey } : {}),
       planMode,
       allowHostCommands: s.allowHostCommands,

@@ -207,7 +207,7 @@ export class RunManager {
   }
 
   /** Journal a run's `end` (once) and mark it ended. */
-  journalEnd(run: RunRecord, status: FinalRunStatus, error?: string | null, usage?: Record<string, unknown> | null): void {
+  journalEnd(run: RunRecord, status: FinalRunStatus, error?: string | null, usage?: Record<string, unknown> | null, extra: Record<string, unknown> = {}): void {
     this.runs.transaction(() => {
       const cur = this.runs.get(run.run_id);
       if (!cur || cur.ended_at !== null) return;
@@ -215,7 +215,7 @@ export class RunManager {
         run_id: run.run_id,
         thread_id: run.thread_id,
         event: "end",
-        data: { thread_id: run.thread_id, run_id: run.run_id, status, ...(error ? { error } : {}), ...(usage ? { usage } : {}) },
+        data: { thread_id: run.thread_id, run_id: run.run_id, status, ...(error ? { error } : {}), ...(usage ? { usage } : {}), ...extra },
       });
       this.runs.markEnded(run.run_id);
     });

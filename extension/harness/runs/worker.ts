@@ -15,10 +15,14 @@ import { buildLeadAgent } from "../agent/leadAgent.js";
 import { createChatModel } from "../models/factory.js";
 import { runTurn, RunAbort } from "./runTurn.js";
 import type { TurnResult } from "./runTurn.js";
+import type { ThreadStore } from "../store/threads.js";
+import { BaseMessage, ToolMessage } from "@langchain/core/messages";
 import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
 
 export interface WorkerServices {
   manager: RunManager;
+  /** The thread rows: the worker syncs the thread's title after a run. */
+  threads?: ThreadStore;
   checkpointer: BaseCheckpointSaver;
   blobs: BlobStore;
   sandboxProvider: SandboxProvider;
@@ -71,6 +75,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       blobs: s.blobs,
       checkpointer: s.checkpointer,
       planMode: ctx.planMode,
+      ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, ctx.apiKey ? { apiKey: ctx.apiKey } : {}) } : {}),
     });
     const artifactsBefore = await currentArtifacts(agent, ctx.threadId);
     let result: WorkerResult;
@@ -92,8 +97,17 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       if (timer) clearTimeout(timer);
     }
 
+    const after = await finalState(agent, ctx.threadId);
+    if (s.threads && after.title && s.threads.get(ctx.threadId)?.title !== after.title) {
+      s.threads.rename(ctx.threadId, after.title);
+    }
+    const extra: Record<string, unknown> = {};
+    if (result.status === "success" && after.clarification) {
+      extra.stop_reason = "clarification";
+      if (after.clarification.human_input) extra.human_input = after.clarification.human_input;
+    }
     if (result.status === "success") {
-      const artifactsAfter = await currentArtifacts(agent, ctx.threadId);
+      const artifactsAfter = after.artifacts;
       const presented = artifactsAfter.filter((a) => !artifactsBefore.includes(a));
       const receipt = checkDelivery(before, snapshotOutputs(ctx.dirs.outputs), presented);
       manager.journal.append({ run_id: run.run_id, thread_id: ctx.threadId, event: "custom", data: receipt });
@@ -107,7 +121,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       const moved = manager.runs.finish(run.run_id, ["running"], result.status, { error: result.error ?? null, usage });
       const cur = manager.runs.get(run.run_id)!;
       if (!moved) final = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
-      manager.journalEnd(cur, final.status, final.error ?? null, usage);
+      manager.journalEnd(cur, final.status, final.error ?? null, usage, final.status === "success" ? extra : {});
     });
     return final;
   } finally {
@@ -116,6 +130,24 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
 }
 
 async function currentArtifacts(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<string[]> {
+  return (await finalState(agent, threadId)).artifacts;
+}
+
+interface FinalState {
+  artifacts: string[];
+  title: string | null;
+  /** Set when the run ended on ask_clarification (the last message is its ToolMessage). */
+  clarification?: { human_input?: Record<string, unknown> };
+}
+
+async function finalState(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<FinalState> {
   const snap = await agent.graph.getState({ configurable: { thread_id: threadId } });
-  return ((snap.values as { artifacts?: string[] }).artifacts ?? []).slice();
+  const values = snap.values as { artifacts?: string[]; title?: string | null; messages?: BaseMessage[] };
+  const last = values.messages?.at(-1);
+  const out: FinalState = { artifacts: (values.artifacts ?? []).slice(), title: values.title ?? null };
+  if (last && ToolMessage.isInstance(last) && last.name === "ask_clarification") {
+    const human = (last.additional_kwargs as { human_input?: Record<string, unknown> }).human_input;
+    out.clarification = human ? { human_input: human } : {};
+  }
+  return out;
 }
