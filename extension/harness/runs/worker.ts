@@ -16,7 +16,8 @@ import { createChatModel } from "../models/factory.js";
 import { runTurn, RunAbort } from "./runTurn.js";
 import type { TurnResult } from "./runTurn.js";
 import type { ThreadStore } from "../store/threads.js";
-import { BaseMessage, ToolMessage } from "@langchain/core/messages";
+import type { BaseMessage} from "@langchain/core/messages";
+import { ToolMessage } from "@langchain/core/messages";
 import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
 
 export interface WorkerServices {
