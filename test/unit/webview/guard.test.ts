@@ -1,0 +1,51 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { parseHostMessage } from "../../../webview/model/guard.js";
+import { initialState, reduce } from "../../../webview/store.js";
+
+test("malformed host messages are dropped with a warning, never thrown", () => {
+  const warnings: string[] = [];
+  const warn = (m: string): void => void warnings.push(m);
+  for (const raw of [null, 42, "x", {}, { type: 7 }, { type: "nope" }, { type: "init", threads: "x" }, { type: "state", state: { thread_id: 1 } },
+    { type: "events" }, { type: "image", sha256: "a" }, { type: "threads", threads: [{ thread_id: "t" }], threadId: null }]) {
+    assert.equal(parseHostMessage(raw, warn), null);
+  }
+  assert.equal(warnings.length, 11);
+});
+
+test("a batch keeps its good events and drops the bad ones", () => {
+  const warnings: unknown[] = [];
+  const m = parseHostMessage({
+    type: "events",
+    threadId: "t",
+    events: [
+      { seq: 1, event: "messages", run_id: "r", thread_id: "t", data: [{ type: "ai", id: "a", content: "x" }] },
+      { seq: "2", event: "messages", data: [] },
+      { seq: 3, event: "bogus", data: {} },
+      { seq: 4, event: "end", data: {} },
+      { seq: 5, event: "values", run_id: "r", thread_id: "t", data: { message_count: 1, title: "ok" } },
+    ],
+  }, (w) => void warnings.push(w));
+  assert.ok(m && m.type === "events");
+  assert.deepEqual(m.events.map((e) => e.seq), [1, 5]);
+  assert.equal(warnings.length, 3);
+});
+
+test("odd payloads inside well-formed events do not crash the reducer", () => {
+  const s = reduce(
+    reduce(initialState, { type: "state", state: { thread_id: "t", title: null, messages: [], artifacts: [], todos: null, viewed_images: [], uploaded_files: [], last_seq: 0 } }),
+    parseHostMessage({
+      type: "events",
+      threadId: "t",
+      events: [
+        { seq: 1, event: "messages", run_id: "r", thread_id: "t", data: [null, 5, { type: "ai" }, { type: "ai", id: "a", content: 3 }] },
+        { seq: 2, event: "updates", run_id: "r", thread_id: "t", data: { n: null, m: { messages: [null, { type: "ai" }, { type: "tool", content: "x" }] } } },
+        { seq: 3, event: "values", run_id: "r", thread_id: "t", data: { artifacts: [1, "/a"], viewed_images: { "/p": null }, todos: "x", uploaded_files: [null] } },
+        { seq: 4, event: "custom", run_id: "r", thread_id: "t", data: { type: "llm_retry" } },
+      ],
+    }, () => {})!,
+  );
+  assert.equal(s.thread?.lastSeq, 4);
+  assert.deepEqual(s.thread?.artifacts.map((a) => a.path), ["/a"]);
+  assert.equal(s.thread?.todos, null);
+});

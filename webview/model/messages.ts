@@ -1,0 +1,247 @@
+/**
+ * Message reducers: complete wire messages (from `state` and `updates`), streamed token chunks
+ * (`messages` events) and tool results, folded into the ThreadView's ordered message list.
+ *
+ * Replay safety: a complete message is upserted by id (re-sending it is a no-op); chunks only
+ * append to a message that is still streaming, so chunks replayed for a message already known
+ * complete are ignored. Together with the seq guard in threadView.ts that keeps a reload idempotent.
+ */
+import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
+import type { MessageView, ThreadView, ToolCallView, ToolResultView } from "./types.js";
+
+/** Text of string or block content: text blocks joined by "\n" (as the harness's contentText). */
+export function contentText(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  const parts: string[] = [];
+  for (const b of content as unknown[]) {
+    if (typeof b === "string") parts.push(b);
+    else if (isRecord(b) && b.type === "text" && typeof b.text === "string") parts.push(b.text);
+  }
+  return parts.join("\n");
+}
+
+export function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+function fileNames(kwargs: Record<string, unknown> | undefined): string[] {
+  const files = kwargs?.files;
+  if (!Array.isArray(files)) return [];
+  return files.flatMap((f: unknown) => {
+    if (typeof f === "string") return [f.split("/").at(-1) ?? f];
+    if (isRecord(f) && typeof f.filename === "string") return [f.filename];
+    return [];
+  });
+}
+
+/**
+ * Framework messages DeerFlow's UI hides: system prompts, `hide_from_ui` injections (todo
+ * reminders, the viewed-image context), and empty human messages. The last covers how a
+ * LangGraph RemoveMessage currently reaches the wire (type "human", empty content, the removed id).
+ */
+function isHidden(m: WireMessage): boolean {
+  if (m.type === "system") return true;
+  const kw = m.additional_kwargs;
+  if (kw?.hide_from_ui === true && !isRecord(kw.human_input_response)) return true;
+  if (m.type === "human" && contentText(m.content).trim() === "" && fileNames(kw).length === 0) return true;
+  return false;
+}
+
+function withIndex(t: ThreadView, messages: MessageView[]): ThreadView {
+  const index = new Map<string, number>();
+  messages.forEach((m, i) => index.set(m.key, i));
+  return { ...t, messages, index };
+}
+
+function replaceAt(t: ThreadView, i: number, m: MessageView): ThreadView {
+  const messages = t.messages.slice();
+  messages[i] = m;
+  return { ...t, messages };
+}
+
+function append(t: ThreadView, m: MessageView): ThreadView {
+  const index = new Map(t.index);
+  index.set(m.key, t.messages.length);
+  return { ...t, messages: [...t.messages, m], index };
+}
+
+function remove(t: ThreadView, key: string): ThreadView {
+  if (!t.index.has(key)) return t;
+  return withIndex(t, t.messages.filter((m) => m.key !== key));
+}
+
+/** Claims call ids for `owner` and moves any result that arrived before its call onto the call. */
+function adoptCalls(t: ThreadView, owner: string, calls: ToolCallView[]): { t: ThreadView; calls: ToolCallView[] } {
+  let callOwner: Map<string, string> | undefined;
+  let pending: Map<string, ToolResultView> | undefined;
+  let out = t;
+  const adopted = calls.map((c) => {
+    if (!c.id) return c;
+    if (out.callOwner.get(c.id) !== owner) {
+      callOwner ??= new Map(out.callOwner);
+      callOwner.set(c.id, owner);
+    }
+    const early = (pending ?? out.pendingResults).get(c.id);
+    if (early && !c.result) {
+      pending ??= new Map(out.pendingResults);
+      pending.delete(c.id);
+      out = remove(out, orphanKey(c.id));
+      return { ...c, result: early };
+    }
+    return c;
+  });
+  if (callOwner) out = { ...out, callOwner };
+  if (pending) out = { ...out, pendingResults: pending };
+  return { t: out, calls: adopted };
+}
+
+function orphanKey(toolCallId: string): string {
+  return `tool:${toolCallId}`;
+}
+
+/** Upsert one complete message. Tool messages become the result of their call. */
+export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
+  if ((m.type as string) === "remove") return m.id ? remove(t, m.id) : t;
+  if (m.type === "tool") {
+    return applyToolResult(t, {
+      toolCallId: m.tool_call_id ?? "",
+      messageId: m.id ?? "",
+      content: contentText(m.content),
+      status: m.status === "error" ? "error" : "success",
+      name: m.name,
+    });
+  }
+  const text = m.type === "human" && typeof m.additional_kwargs?.original_user_content === "string"
+    ? m.additional_kwargs.original_user_content
+    : contentText(m.content);
+  const key = m.id ?? `anon:${m.type}:${text}`;
+  if (isHidden(m)) return remove(t, key);
+
+  const at = t.index.get(key);
+  const prev = at === undefined ? undefined : t.messages[at];
+  const prevCalls = new Map((prev?.toolCalls ?? []).map((c) => [c.id, c]));
+  const calls: ToolCallView[] = (m.tool_calls ?? []).map((c) => ({
+    id: c.id,
+    name: c.name,
+    args: isRecord(c.args) ? c.args : {},
+    argsText: "",
+    result: prevCalls.get(c.id)?.result,
+  }));
+  const adopted = adoptCalls(t, key, calls);
+  const view: MessageView = {
+    key,
+    role: m.type === "human" ? "human" : "ai",
+    text,
+    streaming: false,
+    toolCalls: adopted.calls,
+    files: fileNames(m.additional_kwargs),
+  };
+  const after = adopted.t;
+  const i = after.index.get(key);
+  return i === undefined ? append(after, view) : replaceAt(after, i, view);
+}
+
+export interface ToolResultInput {
+  toolCallId: string;
+  messageId: string;
+  content: string;
+  status: "success" | "error";
+  name?: string | undefined;
+}
+
+/** Pairs a result with its call by tool_call_id; an unpaired result is shown as its own row. */
+export function applyToolResult(t: ThreadView, r: ToolResultInput): ThreadView {
+  const result: ToolResultView = { messageId: r.messageId, content: r.content, status: r.status };
+  const owner = t.callOwner.get(r.toolCallId);
+  const at = owner === undefined ? undefined : t.index.get(owner);
+  const msg = at === undefined ? undefined : t.messages[at];
+  if (msg && at !== undefined) {
+    const calls = msg.toolCalls.map((c) => (c.id === r.toolCallId ? { ...c, result } : c));
+    return replaceAt(t, at, { ...msg, toolCalls: calls });
+  }
+  const pendingResults = new Map(t.pendingResults);
+  pendingResults.set(r.toolCallId, result);
+  const row: MessageView = {
+    key: orphanKey(r.toolCallId),
+    role: "tool",
+    text: r.content,
+    streaming: false,
+    toolCalls: [],
+    files: [],
+    toolName: r.name ?? "tool",
+  };
+  const withPending = { ...t, pendingResults };
+  const i = withPending.index.get(row.key);
+  return i === undefined ? append(withPending, row) : replaceAt(withPending, i, row);
+}
+
+/** The message a chunk without an id belongs to: the last one still streaming. */
+function lastStreamingKey(t: ThreadView): string | undefined {
+  for (let i = t.messages.length - 1; i >= 0; i--) {
+    const m = t.messages[i];
+    if (m?.streaming) return m.key;
+  }
+  return undefined;
+}
+
+/** Appends one token chunk to its streaming AI message (created on the first chunk). */
+export function applyChunk(t: ThreadView, c: WireMessageChunk): ThreadView {
+  if (c.type === "tool") {
+    return applyToolResult(t, {
+      toolCallId: c.tool_call_id ?? "",
+      messageId: c.id,
+      content: typeof c.content === "string" ? c.content : contentText(c.content),
+      status: "success",
+      name: c.name,
+    });
+  }
+  if (c.type !== "ai") return t;
+  const key = c.id || lastStreamingKey(t);
+  if (!key) return t;
+  const at = t.index.get(key);
+  const prev = at === undefined ? undefined : t.messages[at];
+  // Known complete: this chunk is a replay (or late); the complete message already holds it.
+  if (prev && !prev.streaming) return t;
+  const text = (prev?.text ?? "") + (typeof c.content === "string" ? c.content : "");
+  let calls = prev?.toolCalls ?? [];
+  if (c.tool_call_chunks && c.tool_call_chunks.length > 0) calls = mergeCallChunks(calls, c.tool_call_chunks);
+  if (prev && text === prev.text && calls === prev.toolCalls) return t;
+  const adopted = adoptCalls(t, key, calls.slice());
+  const view: MessageView = { key, role: "ai", text, streaming: true, toolCalls: adopted.calls, files: [] };
+  const i = adopted.t.index.get(key);
+  return i === undefined ? append(adopted.t, view) : replaceAt(adopted.t, i, view);
+}
+
+type CallChunk = NonNullable<WireMessageChunk["tool_call_chunks"]>[number];
+
+/** Tool-call fragments merge by `index` (OpenAI streaming); a fragment without one extends the last call. */
+export function mergeCallChunks(calls: readonly ToolCallView[], chunks: readonly CallChunk[]): ToolCallView[] {
+  const out = calls.slice();
+  for (const ch of chunks) {
+    const i = typeof ch.index === "number" ? ch.index : out.length - 1;
+    const cur = i >= 0 ? out[i] : undefined;
+    if (!cur) {
+      out.push({ id: ch.id ?? "", name: ch.name ?? "", args: undefined, argsText: ch.args ?? "", result: undefined });
+      continue;
+    }
+    out[i] = {
+      ...cur,
+      id: cur.id || (ch.id ?? ""),
+      name: cur.name || (ch.name ?? ""),
+      argsText: cur.argsText + (ch.args ?? ""),
+    };
+  }
+  return out;
+}
+
+/** A run is over: nothing streams any more (a cancelled stream never gets its complete message). */
+export function endStreaming(t: ThreadView): ThreadView {
+  if (!t.messages.some((m) => m.streaming)) return t;
+  return { ...t, messages: t.messages.map((m) => (m.streaming ? { ...m, streaming: false } : m)) };
+}
+
+export function appendError(t: ThreadView, key: string, error: string): ThreadView {
+  if (t.index.has(key)) return t;
+  return append(t, { key, role: "error", text: error, streaming: false, toolCalls: [], files: [], error });
+}

@@ -1,0 +1,153 @@
+/**
+ * The shown thread: built from a `state` snapshot, then advanced by journal events in seq order.
+ * `lastSeq` makes it idempotent: an event at or below it was already applied (a replay after a
+ * reload, or a batch the host sent twice) and is skipped.
+ */
+import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
+import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
+import { appendError, applyChunk, endStreaming, isRecord, upsertMessage } from "./messages.js";
+import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
+
+export function emptyThread(threadId: string): ThreadView {
+  return {
+    threadId,
+    title: null,
+    lastSeq: 0,
+    messages: [],
+    index: new Map(),
+    callOwner: new Map(),
+    pendingResults: new Map(),
+    artifacts: [],
+    todos: null,
+    viewedImages: [],
+    uploadedFiles: [],
+    run: { runId: null, status: null, model: null, error: null, retry: null },
+  };
+}
+
+export function fromState(s: ThreadStateView): ThreadView {
+  let t = emptyThread(s.thread_id);
+  for (const m of s.messages) t = upsertMessage(t, m);
+  return {
+    ...t,
+    title: s.title,
+    lastSeq: s.last_seq,
+    artifacts: s.artifacts.map((a) => ({ path: a.path, exists: a.exists })),
+    todos: s.todos,
+    viewedImages: s.viewed_images.map((v) => ({ path: v.path, mime_type: v.mime_type, size: v.size, sha256: v.sha256 })),
+    uploadedFiles: s.uploaded_files.map((f) => f.filename),
+  };
+}
+
+export function applyEvents(t: ThreadView, events: readonly JournalEvent[]): ThreadView {
+  let out = t;
+  for (const e of events) {
+    if (typeof e.seq !== "number" || e.seq <= out.lastSeq) continue;
+    out = { ...applyEvent(out, e), lastSeq: e.seq };
+  }
+  return out;
+}
+
+function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
+  switch (e.event) {
+    case "metadata":
+      return { ...t, run: { runId: e.run_id, status: "running", model: e.data.model, error: null, retry: null } };
+    case "messages": {
+      let out = clearRetry(t);
+      for (const c of e.data as unknown[]) if (isChunk(c)) out = applyChunk(out, c);
+      return out;
+    }
+    case "updates": {
+      let out = clearRetry(t);
+      for (const node of Object.values(e.data as Record<string, unknown>)) {
+        // Only messages are taken from updates: every update is followed by a `values` event
+        // carrying the channels whole, so artifacts/title/images come from there.
+        if (!isRecord(node) || !Array.isArray(node.messages)) continue;
+        for (const m of node.messages as unknown[]) if (isWireMessage(m)) out = upsertMessage(out, m);
+      }
+      return out;
+    }
+    case "values":
+      return applyValues(t, e.data);
+    case "custom": {
+      if (e.data.type === "llm_retry") {
+        const msg = typeof e.data.message === "string" ? e.data.message : "Retrying the model call…";
+        return { ...t, run: { ...t.run, retry: msg } };
+      }
+      return t;
+    }
+    case "error": {
+      const text = typeof e.data.message === "string" && e.data.message ? e.data.message : "The run failed.";
+      return appendError({ ...t, run: { ...t.run, error: text, retry: null } }, `error:${e.run_id}`, text);
+    }
+    case "end": {
+      const status = e.data.status;
+      let out = endStreaming(t);
+      const error = typeof e.data.error === "string" ? e.data.error : null;
+      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null } };
+      if (status === "error" || status === "timeout") {
+        // The worker usually journals an `error` event first; one row per run either way.
+        out = appendError(out, `error:${e.run_id}`, error ?? (status === "timeout" ? "The run timed out." : "The run failed."));
+      }
+      return out;
+    }
+    default:
+      return t;
+  }
+}
+
+function clearRetry(t: ThreadView): ThreadView {
+  return t.run.retry === null ? t : { ...t, run: { ...t.run, retry: null } };
+}
+
+/** `values` carries each channel whole (minus messages): a present key replaces what we had. */
+export function applyValues(t: ThreadView, data: Record<string, unknown>): ThreadView {
+  let out = t;
+  if ("title" in data) out = { ...out, title: typeof data.title === "string" ? data.title : null };
+  if (Array.isArray(data.artifacts)) {
+    const known = new Map(t.artifacts.map((a) => [a.path, a]));
+    const artifacts: ArtifactItem[] = data.artifacts
+      .filter((p): p is string => typeof p === "string")
+      .map((p) => known.get(p) ?? { path: p, exists: true });
+    if (!sameArtifacts(t.artifacts, artifacts)) out = { ...out, artifacts };
+  }
+  if ("todos" in data) {
+    const todos = Array.isArray(data.todos) ? data.todos.filter(isTodo) : null;
+    if (JSON.stringify(todos) !== JSON.stringify(t.todos)) out = { ...out, todos };
+  }
+  if (isRecord(data.viewed_images)) {
+    const images: ViewedImageItem[] = [];
+    for (const [path, v] of Object.entries(data.viewed_images)) {
+      if (isRecord(v) && typeof v.sha256 === "string") {
+        images.push({ path, sha256: v.sha256, mime_type: typeof v.mime_type === "string" ? v.mime_type : "", size: typeof v.size === "number" ? v.size : 0 });
+      }
+    }
+    if (!sameImages(t.viewedImages, images)) out = { ...out, viewedImages: images };
+  }
+  if (Array.isArray(data.uploaded_files)) {
+    const names = data.uploaded_files.flatMap((f: unknown) => (isRecord(f) && typeof f.filename === "string" ? [f.filename] : []));
+    if (names.join("\n") !== t.uploadedFiles.join("\n")) out = { ...out, uploadedFiles: names };
+  }
+  return out;
+}
+
+// values repeat after every node; keeping the old array when nothing changed spares a re-render.
+function sameArtifacts(a: readonly ArtifactItem[], b: readonly ArtifactItem[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+function sameImages(a: readonly ViewedImageItem[], b: readonly ViewedImageItem[]): boolean {
+  return a.length === b.length && a.every((x, i) => x.path === b[i]?.path && x.sha256 === b[i]?.sha256);
+}
+
+function isTodo(v: unknown): v is TodoItem {
+  return isRecord(v) && typeof v.content === "string" && (v.status === "pending" || v.status === "in_progress" || v.status === "completed");
+}
+
+function isChunk(v: unknown): v is WireMessageChunk {
+  return isRecord(v) && typeof v.type === "string" && (typeof v.id === "string" || v.id === undefined);
+}
+
+function isWireMessage(v: unknown): v is WireMessage {
+  return isRecord(v) && typeof v.type === "string" && (typeof v.content === "string" || Array.isArray(v.content));
+}

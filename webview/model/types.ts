@@ -1,0 +1,107 @@
+/**
+ * The panel's view model: what the store holds and the components render. Built only by the
+ * reducers in this folder from HostToWebview messages; components never mutate it. Objects are
+ * replaced, never edited, so a renderer can tell "changed" from "same" by identity (the virtual
+ * list re-renders an item only when its MessageView object changed).
+ */
+import type { ThreadSummary } from "../../extension/protocol/rpc.js";
+import type { ModelChoice, PanelStatus } from "../../extension/protocol/webview.js";
+import type { RunStatus } from "../../extension/protocol/events.js";
+
+/** "error" rows are not messages: a run error shown in line, where it happened. */
+export type Role = "human" | "ai" | "tool" | "error";
+
+export interface ToolCallView {
+  id: string;
+  name: string;
+  /** Parsed arguments once known (complete message), else undefined while they stream. */
+  args: Record<string, unknown> | undefined;
+  /** Raw streamed argument text (tool_call_chunks), shown until `args` is known. */
+  argsText: string;
+  result: ToolResultView | undefined;
+}
+
+export interface ToolResultView {
+  messageId: string;
+  content: string;
+  status: "success" | "error";
+}
+
+export interface MessageView {
+  /** Stable key: the message id, or a synthetic one for id-less messages and error rows. */
+  key: string;
+  role: Role;
+  /** Rendered as markdown for ai, plain text for human. */
+  text: string;
+  /** True while token chunks are still arriving (no complete message seen yet). */
+  streaming: boolean;
+  toolCalls: readonly ToolCallView[];
+  /** Names of files attached to a human message. */
+  files: readonly string[];
+  /** For role "tool" rows shown on their own (their call was not found). */
+  toolName?: string;
+  /** An error row (from an `error` or failed `end` event), rendered as an error banner. */
+  error?: string;
+}
+
+export interface ArtifactItem {
+  /** Virtual path (`/mnt/user-data/outputs/...`); the host resolves it. */
+  path: string;
+  exists: boolean;
+}
+
+export interface ViewedImageItem {
+  path: string;
+  mime_type: string;
+  size: number;
+  sha256: string;
+}
+
+export interface TodoItem {
+  content: string;
+  status: "pending" | "in_progress" | "completed";
+}
+
+export interface RunView {
+  runId: string | null;
+  status: RunStatus | null;
+  model: string | null;
+  error: string | null;
+  /** The latest `llm_retry` message while the run retries; cleared by the next output. */
+  retry: string | null;
+}
+
+export interface ThreadView {
+  threadId: string;
+  title: string | null;
+  /** Highest journal seq applied; events at or below it are replays and are ignored. */
+  lastSeq: number;
+  messages: readonly MessageView[];
+  /** message key → index in `messages` (rebuilt on insert/remove only). */
+  index: ReadonlyMap<string, number>;
+  /** tool_call_id → key of the AI message that made the call. */
+  callOwner: ReadonlyMap<string, string>;
+  /** Results seen before their call (rare; kept so a later call picks its result up). */
+  pendingResults: ReadonlyMap<string, ToolResultView>;
+  artifacts: readonly ArtifactItem[];
+  todos: readonly TodoItem[] | null;
+  viewedImages: readonly ViewedImageItem[];
+  uploadedFiles: readonly string[];
+  run: RunView;
+}
+
+export interface PanelState {
+  threads: readonly ThreadSummary[];
+  threadId: string | null;
+  models: readonly ModelChoice[];
+  model: string | null;
+  planMode: boolean;
+  thread: ThreadView | null;
+  /** Host-reported status; undefined until the first `status` message. */
+  status: PanelStatus | undefined;
+  attachments: ReadonlyArray<{ name: string; size: number }>;
+  /** sha256 → data URL (null: the host has no bytes for it). */
+  images: ReadonlyMap<string, string | null>;
+  /** The last host error, shown until dismissed or replaced. */
+  notice: string | null;
+}
