@@ -149,6 +149,8 @@ export async function runContainerExec(api: EngineApi, req: ContainerExecRequest
       kill();
     };
     signal?.addEventListener("abort", onAbort, { once: true });
+    // Aborted while the exec was being created and started: the listener would never fire.
+    if (signal?.aborted) onAbort();
     const done = (): void => {
       clearTimeout(timer);
       clearTimeout(graceTimer);
