@@ -76,11 +76,11 @@ test("tool calls stream their arguments, then pair with results by tool_call_id"
 });
 
 test("a tool result streamed as a `messages` chunk pairs too, and its later update is not a second row", () => {
-  resetSeq();
+  resetSeq(1);
   const s = run(
     stateMsg({ messages: [ai("a1", "", [{ id: "c", name: "ls", args: {} }]) as never] }),
     events(
-      { ...chunk("x", ""), data: [{ type: "tool", id: "t1", content: "out", name: "ls", tool_call_id: "c", node: "tools" }] },
+      { run_id: "run-1", thread_id: T, seq: 1, event: "messages", data: [{ type: "tool", id: "t1", content: "out", name: "ls", tool_call_id: "c", node: "tools" }] },
       update("tools", [toolMsg("t1", "c", "ls", "out")]),
     ),
   );
