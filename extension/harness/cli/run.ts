@@ -12,7 +12,8 @@ import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel } from "../models/factory.js";
 import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
-import { LocalSandboxProvider } from "../sandbox/local.js";
+import { createSandboxProvider, parseSandboxChoice } from "../sandbox/select.js";
+import type { SandboxChoice } from "../sandbox/select.js";
 import { startRun } from "../runs/gateway.js";
 import { executeRun } from "../runs/worker.js";
 import { openRunSystem } from "../runs/services.js";
@@ -36,6 +37,7 @@ const options = {
   timeout: { type: "string" },
   "idempotency-key": { type: "string" },
   multitask: { type: "string" },
+  sandbox: { type: "string" },
 } as const;
 
 /** The CLI's line for a journaled event. */
@@ -65,6 +67,12 @@ export async function runCommand(argv: string[]): Promise<number> {
   const multitask = v.multitask ?? "reject";
   if (multitask !== "reject" && multitask !== "interrupt") throw new UsageError("deerflow run: --multitask takes reject or interrupt");
   const dataDir = v["data-dir"] ?? defaultDataDir();
+  let sandboxChoice: SandboxChoice | undefined;
+  try {
+    if (v.sandbox !== undefined) sandboxChoice = parseSandboxChoice(v.sandbox);
+  } catch (err) {
+    throw new UsageError(`deerflow run: ${(err as Error).message}`);
+  }
   let config;
   try {
     config = loadHarnessConfig(dataDir);
@@ -78,6 +86,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
+  let shutdownSandbox: (() => Promise<void>) | undefined;
   try {
     if (!store.threads.get(threadId)) store.threads.create({ threadId, workspaceFolder: workspace });
     const dirs = ensureThreadDirs(workspace, threadId);
@@ -127,7 +136,17 @@ export async function runCommand(argv: string[]): Promise<number> {
       }),
     );
 
-    const sandboxProvider = new LocalSandboxProvider({ workspaceFolder: workspace });
+    // The folder's sandbox: `auto` picks its dev container when it has one. A one-shot CLI stops
+    // the container when it exits (the extension keeps it warm until an idle timeout instead).
+    let sandbox;
+    try {
+      sandbox = createSandboxProvider(sandboxChoice ?? config.sandbox.provider, { workspaceFolder: workspace });
+    } catch (err) {
+      if (err instanceof HarnessError) throw new UsageError(`deerflow run: ${err.message}`);
+      throw err;
+    }
+    const sandboxProvider = sandbox.provider;
+    shutdownSandbox = () => sandboxProvider.shutdown?.() ?? Promise.resolve();
     const onSignal = (sig: NodeJS.Signals) => {
       manager.cancel(run.run_id);
       void sig;
@@ -142,7 +161,7 @@ export async function runCommand(argv: string[]): Promise<number> {
           checkpointer: store.checkpointer,
           blobs: store.blobs,
           sandboxProvider,
-          sandboxKind: "local",
+          sandboxKind: sandbox.kind,
           bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
         },
         admission,
@@ -156,6 +175,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     }
   } finally {
     for (const stop of stopFollowing) stop();
+    await shutdownSandbox?.().catch(() => undefined);
     store.close();
   }
 }
