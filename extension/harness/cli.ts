@@ -13,7 +13,7 @@ const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
                    [--base-url URL] [--api-key KEY] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
-                   [--data-dir DIR]
+                   [--sandbox auto|local|devcontainer] [--data-dir DIR]
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
   deerflow threads --workspace DIR [--data-dir DIR]
   deerflow events  --workspace DIR --thread ID [--after SEQ] [--data-dir DIR]
