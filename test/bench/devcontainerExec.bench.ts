@@ -1,12 +1,15 @@
-// The dev container sandbox's `bash` path (Sandbox.execCommand: Engine API exec over the unix
-// socket, from the already running harness) against a raw `docker exec` CLI process of the same
-// command in the same container, in the same run; `devcontainer exec` for scale. Then the first
-// call of a fresh folder, bring-up included: container created (cold) and container restarted
-// (stopped, as after an idle release). Needs a Docker engine: the CI setup script starts one.
+// The dev container sandbox's `bash` path (the bash tool, and Sandbox.execCommand under it:
+// Engine API exec over the unix socket, from the already running harness) against a raw
+// `docker exec` CLI process of the same command in the same container, in the same run;
+// `devcontainer exec` for scale. Then the first call of a fresh folder, bring-up included:
+// container created (cold) and container restarted (stopped, as after an idle release).
+// Needs a Docker engine: the CI setup script starts one when none answers.
 import { spawn } from "node:child_process";
 import { DevContainerSandboxProvider } from "../../extension/harness/sandbox/devcontainer/provider.js";
 import { defaultCliPath } from "../../extension/harness/sandbox/devcontainer/devcontainerCli.js";
 import { copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "../devcontainer/helpers/engine.js";
+import { ensureThreadDirs } from "../../extension/harness/threads/threadDirs.js";
+import { createBashTool } from "../../extension/harness/tools/sandbox/bash.js";
 import type { Bench, Row } from "./run.js";
 
 const RUNS = Number(process.env.BENCH_DEVCONTAINER_RUNS ?? 30);
@@ -68,6 +71,8 @@ const bench: Bench = {
       if (!sandbox) throw new Error("sandbox vanished");
 
       const ours = await timed(() => sandbox.execCommand(COMMAND), RUNS);
+      const bash = createBashTool({ dirs: ensureThreadDirs(folder, "bench"), provider, allowHostCommands: false });
+      const tool = await timed(() => bash.invoke({ description: "bench", command: COMMAND }), RUNS);
       const dockerArgs = ["exec", "-u", info.remoteUser, "-w", "/mnt/user-data/workspace", info.containerId, info.shell, "-c", COMMAND];
       const raw = await timed(() => runProcess(DOCKER_PATH, dockerArgs), RUNS);
       const cliArgs = [defaultCliPath(), "exec", "--workspace-folder", folder, "--docker-path", DOCKER_PATH, info.shell, "-c", COMMAND];
@@ -81,7 +86,12 @@ const bench: Bench = {
         "p90 ms": quantile(s, 0.9),
         "× docker exec": quantile(s, 0.5) / base,
       });
-      rows.push(row("sandbox execCommand (Engine API)", ours), row("docker exec (CLI process)", raw), row("devcontainer exec (CLI)", cli));
+      rows.push(
+        row("bash tool (sandbox, Engine API)", tool),
+        row("sandbox execCommand (Engine API)", ours),
+        row("docker exec (CLI process)", raw),
+        row("devcontainer exec (CLI)", cli),
+      );
 
       // Warm start: the folder's container exists but is stopped (an idle release, a reboot).
       await provider.shutdown();
