@@ -83,8 +83,23 @@ for pair in "$1:${UPLOADS_VIRTUAL_PATH}" "$2:${OUTPUTS_VIRTUAL_PATH}"; do
   ln -sfn "$target" "$link"
 done`;
 
+/** The container went down between our bring-up and this use (another caller saw it first). */
+class ContainerDownError extends Error {
+  override readonly name = "ContainerDownError";
+}
+
 function isContainerGone(err: unknown): boolean {
-  return err instanceof EngineHttpError && (err.statusCode === 404 || err.statusCode === 409);
+  return err instanceof ContainerDownError || (err instanceof EngineHttpError && (err.statusCode === 404 || err.statusCode === 409));
+}
+
+/** After the one retry: say so in words, not as the engine's 409. */
+function lost(err: unknown): HarnessError {
+  return new HarnessError(
+    "sandbox_container_lost",
+    `The dev container stopped again right after it was brought up (${err instanceof Error ? err.message : String(err)}). ` +
+      "Check its logs (docker logs) and devcontainer.json.",
+    { cause: err },
+  );
 }
 
 /** `${containerEnv:NAME}` / `${containerEnv:NAME:default}` in remoteEnv, as the CLI resolves them. */
@@ -154,22 +169,26 @@ export class FolderContainer {
     this.inflight++;
     try {
       for (let attempt = 0; ; attempt++) {
-        const up = await this.ensureUp(options.signal);
+        let up = await this.ensureUp(options.signal);
         try {
           await this.gate.enter(threadId, options.signal);
         } catch (err) {
-          if (attempt === 0 && isContainerGone(err)) {
+          if (isContainerGone(err)) {
             this.markDown(up);
-            continue;
+            if (attempt === 0) continue;
+            throw lost(err);
           }
           throw err;
         }
         try {
+          // The wait in the gate may have outlived a bring-up: use the container the view is in.
+          up = this.up ?? up;
           return await this.execIn(up, command, options);
         } catch (err) {
-          if (attempt === 0 && isContainerGone(err)) {
+          if (isContainerGone(err)) {
             this.markDown(up);
-            continue;
+            if (attempt === 0) continue;
+            throw lost(err);
           }
           throw err;
         } finally {
@@ -285,7 +304,7 @@ export class FolderContainer {
 
   private async installView(threadId: string): Promise<void> {
     const up = this.up;
-    if (!up) throw new HarnessError("sandbox_container_lost", "The dev container is not up.");
+    if (!up) throw new ContainerDownError("The dev container is not up.");
     const base = posix.join(up.remoteWorkspaceFolder, ".deerflow", "threads", threadId);
     const result = await runContainerExec(this.options.engine, {
       containerId: up.containerId,
