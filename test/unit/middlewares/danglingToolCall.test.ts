@@ -15,7 +15,7 @@ import {
   patchToolCallHistory,
 } from "../../../extension/harness/middlewares/danglingToolCall.js";
 import { toolErrorHandlingMiddleware } from "../../../extension/harness/middlewares/toolErrorHandling.js";
-import { nonSystem, scriptedAgent, streamTurn, text } from "./scriptedAgent.js";
+import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -111,7 +111,7 @@ test("blank ids get a stable synthetic id; valid odd ids are kept byte for byte"
 });
 
 test("through the agent: a history left with an unanswered call is sent provider-valid, and the checkpoint is untouched", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware()] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware()] });
   server.setScript([{ content: "Recovered." }]);
   const first = server.requests.length;
   // As a killed run leaves it: the assistant's tool call saved, its result never written.
@@ -131,7 +131,7 @@ test("through the agent: a history left with an unanswered call is sent provider
 });
 
 test("without the middleware the same history is the provider's 400 (the scripted server validates like OpenAI)", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [] });
   server.setScript([{ content: "never" }]);
   const first = server.requests.length;
   const out = await streamTurn(agent, "dangling-2", [new HumanMessage("q"), ai([{ id: "call_x", name: "bash" }]), new HumanMessage("again")]);
@@ -147,7 +147,7 @@ const echo = tool(({ text: t }: { text: string }) => Promise.resolve(`echo: ${t}
 });
 
 test("a malformed tool call from the model (invalid JSON arguments) does not crash the run, and the next turn is valid", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), toolErrorHandlingMiddleware()], tools: [echo] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), toolErrorHandlingMiddleware()], tools: [echo] });
   server.setScript([
     { toolCalls: [{ name: "echo", rawArguments: "not json{", id: "bad_1" }, { name: "echo", args: { text: "hi" }, id: "good_1" }] },
     { content: "Handled." },
@@ -174,7 +174,7 @@ test("a malformed tool call from the model (invalid JSON arguments) does not cra
 });
 
 test("a model whose only call is malformed ends the turn; the next turn answers it with the invalid-arguments result", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), toolErrorHandlingMiddleware()], tools: [echo] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), toolErrorHandlingMiddleware()], tools: [echo] });
   server.setScript([{ toolCalls: [{ name: "echo", rawArguments: "{{{", id: "only_bad" }] }, { content: "Sorry." }]);
   const first = server.requests.length;
   const out = await streamTurn(agent, "malformed-2", "call echo");

@@ -1,5 +1,6 @@
-// A real createAgent with ThreadState, the middlewares under test and a checkpointer, against the
-// scripted model server: what the model saw is `server.requests[i].body.messages`.
+// Shared by the middleware tests: a real createAgent with ThreadState, the middlewares under test
+// and a checkpointer, against the scripted model server. What the model saw is
+// `server.requests[i].body.messages`; runs go through `agent.graph`, as runTurn does.
 import { createAgent, HumanMessage } from "langchain";
 import type { AgentMiddleware } from "langchain";
 import { MemorySaver } from "@langchain/langgraph";
@@ -19,7 +20,7 @@ export const PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR4
 export const PNG = Buffer.from(PNG_B64, "base64");
 
 export function chatModel(baseURL: string, model = "scripted") {
-  return new ChatOpenAI({ model, apiKey: "test", configuration: { baseURL }, maxRetries: 0 });
+  return new ChatOpenAI({ model, apiKey: "test", configuration: { baseURL }, maxRetries: 0, streamUsage: true });
 }
 
 export function threadFixture(threadId = "t1") {
@@ -51,6 +52,33 @@ export async function turn(agent: TestAgent, threadId: string, human: HumanMessa
   return snap.values as Record<string, any> & { messages: BaseMessage[] };
 }
 
+export interface TurnOutcome {
+  messages: BaseMessage[];
+  values: Record<string, any>;
+  custom: Array<Record<string, any>>;
+  error?: unknown;
+}
+
+/** One turn, streamed like runTurn (with `messages`, so the model streams); the error is returned, not thrown. */
+export async function streamTurn(agent: TestAgent, threadId: string, input: HumanMessage | string | BaseMessage[]): Promise<TurnOutcome> {
+  const config = { configurable: { thread_id: threadId } };
+  const messages = Array.isArray(input) ? input : [typeof input === "string" ? new HumanMessage(input) : input];
+  const custom: Array<Record<string, any>> = [];
+  let error: unknown;
+  try {
+    const stream = await agent.graph.stream({ messages }, { ...config, streamMode: ["updates", "messages", "custom"] as const });
+    for await (const item of stream) {
+      const [mode, payload] = item as [string, unknown];
+      if (mode === "custom") custom.push(payload as Record<string, any>);
+    }
+  } catch (e) {
+    error = e;
+  }
+  const snap = await agent.graph.getState(config);
+  const values = snap.values as Record<string, any>;
+  return { messages: values.messages as BaseMessage[], values, custom, ...(error !== undefined ? { error } : {}) };
+}
+
 /** The text of a recorded request message (string content or its text blocks). */
 export function text(m: RequestMessage | undefined): string {
   if (!m) return "";
@@ -60,4 +88,12 @@ export function text(m: RequestMessage | undefined): string {
 
 export function nonSystem(messages: RequestMessage[] | undefined): RequestMessage[] {
   return (messages ?? []).filter((m) => m.role !== "system");
+}
+
+/** Walk `.cause` (langchain wraps middleware errors) to the first error with a string `code`. */
+export function findCoded<T extends Error = Error & { code: string }>(err: unknown): T | undefined {
+  for (let e = err, i = 0; e instanceof Error && i < 20; e = e.cause, i++) {
+    if (typeof (e as { code?: unknown }).code === "string") return e as T;
+  }
+  return undefined;
 }

@@ -14,7 +14,7 @@ import {
   retryDelayMs,
 } from "../../../extension/harness/middlewares/llmErrorHandling.js";
 import { danglingToolCallMiddleware } from "../../../extension/harness/middlewares/danglingToolCall.js";
-import { findCoded, nonSystem, scriptedAgent, streamTurn } from "./scriptedAgent.js";
+import { findCoded, nonSystem, buildTestAgent, streamTurn } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -27,7 +27,7 @@ after(async () => {
 /** Tiny real delays: the loop really sleeps, the suite stays fast. */
 const FAST = { baseDelayMs: 5, capDelayMs: 20, burstBaseDelayMs: 10 };
 const agentWith = (opts: Parameters<typeof llmErrorHandlingMiddleware>[0] = FAST) =>
-  scriptedAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), llmErrorHandlingMiddleware(opts)] });
+  buildTestAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), llmErrorHandlingMiddleware(opts)] });
 
 async function runScript(threadId: string, script: ScriptedReply[], opts?: Parameters<typeof llmErrorHandlingMiddleware>[0]) {
   server.setScript(script);

@@ -9,7 +9,7 @@ import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { HARD_STOP, hashToolCalls, LOOP_WARNING, loopDetectionMiddleware } from "../../../extension/harness/middlewares/loopDetection.js";
 import { danglingToolCallMiddleware } from "../../../extension/harness/middlewares/danglingToolCall.js";
-import { nonSystem, scriptedAgent, streamTurn, text } from "./scriptedAgent.js";
+import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -39,7 +39,7 @@ test("hash: same calls same hash, order-independent, stringified args equal dict
 });
 
 test("3rd identical set → a loop_warning after the tool results on the next request (once); 5th → forced stop", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), loopDetectionMiddleware()], tools: [read, ls] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [danglingToolCallMiddleware(), loopDetectionMiddleware()], tools: [read, ls] });
   // The model keeps reading the same two files, listing them in a different order each time.
   server.setScript((_req, i) => ({
     toolCalls: i % 2 === 0
@@ -71,7 +71,7 @@ test("3rd identical set → a loop_warning after the tool results on the next re
 });
 
 test("per-tool frequency: many different reads of one tool warn, then stop (thresholds configurable)", async () => {
-  const agent = scriptedAgent({
+  const agent = buildTestAgent({
     baseURL: server.url,
     middleware: [loopDetectionMiddleware({ toolFreqWarn: 3, toolFreqHardLimit: 5 })],
     tools: [read],
@@ -89,7 +89,7 @@ test("per-tool frequency: many different reads of one tool warn, then stop (thre
 });
 
 test("different tool calls never trip it; a warning is not carried into the next run", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [loopDetectionMiddleware({ warnThreshold: 2 })], tools: [ls] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [loopDetectionMiddleware({ warnThreshold: 2 })], tools: [ls] });
   server.setScript([
     { toolCalls: [{ name: "ls", args: { path: "/a" } }] },
     { toolCalls: [{ name: "ls", args: { path: "/a" } }] }, // 2nd identical → warning queued...

@@ -22,7 +22,7 @@ import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 import { INTERRUPTED_RESULT } from "../../../extension/harness/middlewares/danglingToolCall.js";
-import { nonSystem, scriptedModel, streamTurn, text } from "./scriptedAgent.js";
+import { nonSystem, chatModel, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -38,7 +38,7 @@ function chainContext(threadId: string, extra: Partial<ChainContext> = {}): Chai
   return {
     dirs: ensureThreadDirs(ws, threadId),
     blobs: createBlobStore(db),
-    model: scriptedModel(server.url),
+    model: chatModel(server.url),
     supportsVision: false,
     planMode: false,
     llmRetry: { baseDelayMs: 5, capDelayMs: 20 },

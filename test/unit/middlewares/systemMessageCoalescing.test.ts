@@ -7,7 +7,7 @@ import { HumanMessage, SystemMessage } from "@langchain/core/messages";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { coalesceSystemMessages, systemMessageCoalescingMiddleware } from "../../../extension/harness/middlewares/systemMessageCoalescing.js";
-import { scriptedAgent, streamTurn, text } from "./scriptedAgent.js";
+import { buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -24,7 +24,7 @@ const reminder = createMiddleware({
 });
 
 test("one leading system message per request: the prompt and in-history system messages joined by a blank line", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [reminder, systemMessageCoalescingMiddleware()] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [reminder, systemMessageCoalescingMiddleware()] });
   server.setScript([{ content: "ok" }]);
   const first = server.requests.length;
   const out = await streamTurn(agent, "coalesce-1", "hi");
@@ -36,7 +36,7 @@ test("one leading system message per request: the prompt and in-history system m
 });
 
 test("without the middleware the same request carries two system messages (what strict backends reject)", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [reminder] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [reminder] });
   server.setScript([{ content: "ok" }]);
   const first = server.requests.length;
   await streamTurn(agent, "coalesce-2", "hi");

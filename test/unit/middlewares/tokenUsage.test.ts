@@ -18,7 +18,7 @@ import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 import type { RunEvent } from "../../../extension/protocol/events.js";
-import { scriptedAgent, scriptedModel, streamTurn } from "./scriptedAgent.js";
+import { buildTestAgent, chatModel, streamTurn } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -31,7 +31,7 @@ after(async () => {
 const ls = tool(({ path }: { path: string }) => Promise.resolve(`listing of ${path}`), { name: "ls", description: "List", schema: z.object({ path: z.string(), description: z.string() }) });
 
 test("each AI message keeps the provider's usage and gets DeerFlow's attribution (tool_batch, then final_answer)", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [tokenUsageMiddleware()], tools: [ls] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [tokenUsageMiddleware()], tools: [ls] });
   server.setScript([
     { toolCalls: [{ name: "ls", args: { path: "/a", description: "look" }, id: "c1" }, { name: "present_files", args: {}, id: "c2" }], usage: { prompt_tokens: 350, completion_tokens: 240 } },
     { content: "Here it is.", usage: { prompt_tokens: 400, completion_tokens: 10 } },
@@ -71,7 +71,7 @@ test("the run's usage is summed into the final `end` event (the whole chain, thr
   const blobs = createBlobStore(openDatabase(join(mkdtempSync(join(tmpdir(), "deerflow-usage-db-")), "harness.db")));
   const sandboxProvider = new LocalSandboxProvider({ workspaceFolder: ws });
   const agent = buildLeadAgent({
-    model: scriptedModel(server.url),
+    model: chatModel(server.url),
     supportsVision: false,
     dirs,
     sandboxProvider,

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { toolErrorHandlingMiddleware, toolErrorMessage } from "../../../extension/harness/middlewares/toolErrorHandling.js";
-import { nonSystem, scriptedAgent, streamTurn, text } from "./scriptedAgent.js";
+import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -26,7 +26,7 @@ const webSearch = tool(
 );
 
 test("a tool that throws becomes an error ToolMessage with DeerFlow's text; the model sees it and the run goes on", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [toolErrorHandlingMiddleware()], tools: [webSearch] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [toolErrorHandlingMiddleware()], tools: [webSearch] });
   server.setScript([{ toolCalls: [{ name: "web_search", args: { query: "deerflow" }, id: "tc-42" }] }, { content: "I could not search." }]);
   const first = server.requests.length;
   const out = await streamTurn(agent, "tool-error-1", "search please");
@@ -57,7 +57,7 @@ test("the detail is capped at 500 characters; a missing id becomes missing_tool_
 });
 
 test("arguments that fail the tool's schema are answered the same way, naming the parsing error", async () => {
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [toolErrorHandlingMiddleware()], tools: [webSearch] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [toolErrorHandlingMiddleware()], tools: [webSearch] });
   server.setScript([{ toolCalls: [{ name: "web_search", args: { q: 1 }, id: "bad-args" }] }, { content: "ok" }]);
   const out = await streamTurn(agent, "tool-error-2", "search");
   assert.equal(out.error, undefined, String(out.error));
@@ -68,7 +68,7 @@ test("arguments that fail the tool's schema are answered the same way, naming th
 
 test("a LangGraph interrupt inside a tool is re-raised, not converted: the run pauses for the human", async () => {
   const ask = tool((): string => String(interrupt({ question: "ok?" })), { name: "ask", description: "Ask", schema: z.object({}) });
-  const agent = scriptedAgent({ baseURL: server.url, middleware: [toolErrorHandlingMiddleware()], tools: [ask] });
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [toolErrorHandlingMiddleware()], tools: [ask] });
   server.setScript([{ toolCalls: [{ name: "ask", args: {}, id: "ask-1" }] }]);
   const out = await streamTurn(agent, "tool-error-3", "ask me");
   assert.equal(out.error, undefined, String(out.error));

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { fallbackTruncate, DEFAULT_TOOL_OUTPUT_BUDGET, toolOutputBudgetMiddleware } from "../../../extension/harness/middlewares/toolOutputBudget.js";
-import { nonSystem, scriptedAgent, streamTurn, text } from "./scriptedAgent.js";
+import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;
 before(async () => {
@@ -29,9 +29,9 @@ const sized = (name: string) =>
   tool(({ size }: { size: number }) => Promise.resolve("y".repeat(size)), { name, description: "Return text", schema: z.object({ size: z.number() }) });
 const bashLike = tool(({ n }: { n: number }) => Promise.resolve(lines(n)), { name: "bash", description: "Run", schema: z.object({ n: z.number() }) });
 
-function setup(tools: Parameters<typeof scriptedAgent>[0]["tools"], outputsDir?: string) {
+function setup(tools: Parameters<typeof buildTestAgent>[0]["tools"], outputsDir?: string) {
   const outputs = outputsDir ?? mkdtempSync(join(tmpdir(), "deerflow-budget-"));
-  return { outputs, agent: scriptedAgent({ baseURL: server.url, middleware: [toolOutputBudgetMiddleware(outputs)], tools: tools ?? [] }) };
+  return { outputs, agent: buildTestAgent({ baseURL: server.url, middleware: [toolOutputBudgetMiddleware(outputs)], tools: tools ?? [] }) };
 }
 
 test("a bash result over 12000 chars is saved as .tool-results/bash-<id>.log; the model sees the synopsis and pointer", async () => {
