@@ -212,3 +212,17 @@ describe("dev container sandbox", () => {
     assert.equal(result.stdout, "alive\n");
   });
 });
+
+describe("dev container sandbox, container removed", () => {
+  test("a container removed behind the provider's back is created again on the next call", async () => {
+    const sandbox = await sandboxFor("thread-a");
+    const before = provider.containerInfo();
+    assert.ok(before);
+    await api.removeContainer(before.containerId);
+    const result = await run(sandbox, "echo recreated > /mnt/user-data/outputs/recreated.txt; ls /mnt/user-data");
+    assert.equal(result.stdout, "outputs\nuploads\nworkspace\n");
+    assert.equal(readFileSync(`${threadDirs(folder, "thread-a").outputs}/recreated.txt`, "utf8"), "recreated\n");
+    const now = provider.containerInfo();
+    assert.ok(now && now.containerId !== before.containerId, "a new container");
+  });
+});
