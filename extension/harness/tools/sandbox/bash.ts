@@ -45,6 +45,7 @@ export function createBashTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
       runSandboxTool("bash", deps, runtime, async ({ sandbox, dirs, signal }) => {
+        if (deps.provider.commandsDisabledReason) return `Error: ${deps.provider.commandsDisabledReason}`;
         let command = input.command;
         if (sandbox.pathMode === "host") {
           if (!deps.allowHostCommands) return `Error: ${HOST_BASH_DISABLED_MESSAGE}`;
@@ -63,6 +64,9 @@ export function createBashTool(deps: SandboxToolDeps) {
           });
           return truncateBashOutput(maskLocalPathsInOutput(formatExecResult(result), dirs));
         } catch (err) {
+          // A sandbox that failed in a known way (no engine, container lost) says so in its own
+          // words; anything else is unexpected.
+          if (err instanceof HarnessError) return `Error: ${maskLocalPathsInOutput(err.message, dirs)}`;
           return `Error: Unexpected error executing command: ${sanitizeError(err, dirs)}`;
         }
       }),
