@@ -17,7 +17,13 @@ ROOTFS_TAR="$CACHE_DIR/debian-minbase-bookworm.tar"
 STATE_DIR=${DEERFLOW_CI_STATE:-/run/deerflow-ci}
 OWNED_PID="$STATE_DIR/dockerd.pid"          # present only while a dockerd we started runs
 DOCKERD_LOG=${DEERFLOW_DOCKERD_LOG:-/tmp/deerflow-dockerd.log}
-MIRROR=${DEBIAN_MIRROR:-http://deb.debian.org/debian}
+# The Debian mirror apt is already configured with on this machine (deb822 or one-line sources).
+apt_mirror() {
+  { grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
+    grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}'
+  } | grep -v -- '-security' | grep '/debian$' | head -n 1
+}
+MIRROR=${DEBIAN_MIRROR:-$(apt_mirror)}
 
 log() { printf '[docker-setup] %s\n' "$*" >&2; }
 
