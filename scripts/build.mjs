@@ -17,6 +17,8 @@ const common = {
 
 const targets = [
   { ...common, entryPoints: ["extension/harness/cli.ts"], outfile: "dist/cli.js" },
+  // The harness process the extension starts (JSON-RPC over stdio): same runtime as the CLI.
+  { ...common, entryPoints: ["extension/harness/server.ts"], outfile: "dist/server.js" },
 ];
 
 await mkdir("dist", { recursive: true });

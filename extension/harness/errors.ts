@@ -20,7 +20,13 @@ export type HarnessErrorCode =
   | "usage"
   | "storage"
   | "thread_busy"
-  | "run_not_found";
+  | "run_not_found"
+  /** Harness RPC: a request's params do not match the protocol (extension/protocol/rpc.ts). */
+  | "invalid_params"
+  /** Harness RPC: a request arrived before `harness/initialize`. */
+  | "not_initialized"
+  /** Harness RPC: an unexpected failure (a bug); the message says what failed. */
+  | "internal";
 
 export class HarnessError extends Error {
   constructor(

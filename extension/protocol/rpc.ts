@@ -64,6 +64,12 @@ export interface ThreadStateView {
   uploaded_files: Array<{ filename: string; size: number; path: string }>;
   /** The journal's last seq when this view was read: subscribe from here to continue live. */
   last_seq: number;
+  /**
+   * The thread's active run, if any. Its in-flight AI message is not in `messages` yet (a message
+   * lands in state when its step completes): subscribe from `after_seq` (the seq before the run's
+   * first event) instead of `last_seq` to rebuild it; messages already in the view repeat by id.
+   */
+  active_run?: { run_id: string; status: RunStatus; after_seq: number };
 }
 
 export interface RunSummary {
@@ -82,7 +88,11 @@ export interface HostToHarness {
     params: { dataDir: string; settings: HarnessSettings };
     result: { version: string; pid: number };
   };
-  /** Settings changed, or an API key was (re)set. Keys live only in the harness's memory. */
+  /**
+   * Settings changed, or an API key was (re)set. Keys live only in the harness's memory, keyed by
+   * a model's `api_key_env` (default "OPENAI_API_KEY"); the map is merged into the keys held, and
+   * an empty string forgets a key. Invalid settings are refused and the previous ones stay.
+   */
   "harness/configure": {
     params: { settings: HarnessSettings; apiKeys?: Record<string, string> };
     result: null;
@@ -128,6 +138,8 @@ export interface HarnessToHost {
   /** Events in seq order; several may be batched into one notification. */
   "events/event": { subscriptionId: string; events: JournalEvent[] };
   "log/message": { level: "trace" | "debug" | "info" | "warn" | "error"; message: string };
+  /** The folder's dev container is starting (with bring-up progress lines), ready or stopped. */
+  "sandbox/status": { workspaceFolder: string; status: "stopped" | "starting" | "ready"; detail?: string };
   /** A run ended (for status bar and notifications even when no panel subscribes). */
   "runs/ended": { workspaceFolder: string; threadId: string; runId: string; status: FinalRunStatus; error?: string; needsUser?: boolean };
 }
@@ -136,7 +148,12 @@ export type HostRequest = keyof HostToHarness;
 export type RequestParams<M extends HostRequest> = HostToHarness[M]["params"];
 export type RequestResult<M extends HostRequest> = HostToHarness[M]["result"];
 
-/** Stable error codes carried in JSON-RPC error `data.code` (HarnessError codes). */
+/**
+ * Stable error codes carried in JSON-RPC error `data.code` (HarnessError codes, e.g. "invalid_params",
+ * "not_initialized", "thread_not_found", "thread_busy", "unknown_model", "storage", "internal").
+ * The numeric JSON-RPC code is -32602 for invalid params, -32002 before initialize, -32603 for
+ * internal errors and -32000 for the rest: branch on `data.code`.
+ */
 export interface RpcErrorData {
   code: string;
 }

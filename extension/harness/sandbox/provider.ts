@@ -60,4 +60,9 @@ export interface SandboxProvider {
   release(sandboxId: string): Promise<void>;
   /** Stop everything this provider started (dev containers, background exec sessions). */
   shutdown?(): Promise<void>;
+  /**
+   * Set when no command may run in this provider's sandboxes at all, whatever the user allowed
+   * (an untrusted VS Code workspace): the bash tool answers with this text, which says why.
+   */
+  readonly commandsDisabledReason?: string;
 }

@@ -1,0 +1,106 @@
+/**
+ * The host → harness methods (extension/protocol/rpc.ts), one small handler each. Every handler
+ * gets params already validated against its schema; whatever it throws is answered as a
+ * JSON-RPC error with `data.code` (rpcErrors.ts), so no request can take the process down.
+ */
+import type { Connection } from "vscode-languageserver/node.js";
+import type { z } from "zod";
+import type { HostRequest, RequestParams, RequestResult } from "../../protocol/rpc.js";
+import { HarnessError } from "../errors.js";
+import type { Logger } from "./logger.js";
+import { parseParams, toResponseError } from "./rpcErrors.js";
+import type { Runs } from "./runs.js";
+import { paramsSchemas } from "./schemas.js";
+import type { Session } from "./session.js";
+import type { Subscriptions } from "./subscriptions.js";
+import { clearViewedImages, getImage, readStateView, requireThread, threadSummary } from "./threads.js";
+import type { Workspaces } from "./workspaces.js";
+
+export interface HarnessServices {
+  session: Session;
+  workspaces: Workspaces;
+  runs: Runs;
+  subscriptions: Subscriptions;
+  log: Logger;
+  version: string;
+}
+
+type Handlers = { [M in HostRequest]: (p: RequestParams<M>) => RequestResult<M> | Promise<RequestResult<M>> };
+
+export function handlers(s: HarnessServices): Handlers {
+  const { session, workspaces, runs, subscriptions } = s;
+  return {
+    "harness/initialize": (p) => {
+      session.initialize(p.dataDir, p.settings);
+      s.log.info(`Harness ${s.version} initialized (pid ${process.pid}, data in ${p.dataDir}).`);
+      return { version: s.version, pid: process.pid };
+    },
+    "harness/configure": (p) => {
+      session.configure(p.settings, p.apiKeys);
+      // Names only: a key's value is never logged.
+      const keys = Object.keys(p.apiKeys ?? {});
+      s.log.info(`Settings updated${keys.length > 0 ? `; API keys set for ${keys.join(", ")}` : ""}.`);
+      return null;
+    },
+    "threads/list": (p) => {
+      const ws = workspaces.get(p.workspaceFolder);
+      return ws.store.threads.list().map((t) => threadSummary(ws, t));
+    },
+    "threads/create": (p) => {
+      const ws = workspaces.get(p.workspaceFolder);
+      const title = p.title?.trim();
+      return threadSummary(ws, ws.store.threads.create(title ? { title } : {}));
+    },
+    "threads/rename": (p) => {
+      const ws = workspaces.get(p.workspaceFolder);
+      requireThread(ws, p.threadId);
+      return threadSummary(ws, ws.store.threads.rename(p.threadId, p.title.trim()));
+    },
+    "threads/delete": async (p) => {
+      const ws = workspaces.get(p.workspaceFolder);
+      if (!ws.store.threads.get(p.threadId)) return { deleted: false };
+      // A run writing into a deleted thread would recreate checkpoints: stop it first.
+      await runs.stopThreadRuns(ws, p.threadId);
+      return { deleted: await ws.store.threads.delete(p.threadId, ws.store.checkpointer) };
+    },
+    "threads/state": (p) => readStateView(workspaces.get(p.workspaceFolder), p.threadId),
+    "runs/start": (p) => runs.start(p),
+    "runs/cancel": (p) => runs.cancel(p),
+    "runs/list": (p) => runs.list(p),
+    "events/subscribe": (p) => {
+      const ws = workspaces.get(p.workspaceFolder);
+      requireThread(ws, p.threadId);
+      return { subscriptionId: subscriptions.subscribe(ws, p.threadId, p.afterSeq) };
+    },
+    "events/unsubscribe": (p) => {
+      subscriptions.unsubscribe(p.subscriptionId);
+      return null;
+    },
+    "images/get": (p) => getImage(workspaces.get(p.workspaceFolder), p),
+    "images/clear": async (p) => {
+      await clearViewedImages(workspaces.get(p.workspaceFolder), p.threadId);
+      return null;
+    },
+  };
+}
+
+/** Registers every handler on the connection behind validation and error shaping. */
+export function registerHandlers(connection: Connection, s: HarnessServices): void {
+  const table = handlers(s);
+  for (const method of Object.keys(table) as HostRequest[]) {
+    const handler = table[method] as (p: unknown) => unknown;
+    const schema = paramsSchemas[method] as z.ZodType<unknown>;
+    // By-name params arrive as (params, token); no params as (token) alone.
+    connection.onRequest(method, async (...args: unknown[]) => {
+      try {
+        const params = parseParams(schema, args.length >= 2 ? args[0] : undefined, method);
+        if (method !== "harness/initialize" && !s.session.initialized) {
+          throw new HarnessError("not_initialized", `${method}: the harness is not initialized yet; send harness/initialize first.`);
+        }
+        return await handler(params);
+      } catch (err) {
+        return toResponseError(err, method, s.log);
+      }
+    });
+  }
+}

@@ -1,0 +1,215 @@
+/**
+ * Runs of the harness process: `runs/start` goes through startRun (the one choke point, as the
+ * CLI), then the run executes in the background; the request answers at once with the run_id and
+ * the run keeps going whatever the client does (a hidden or reloaded panel replays the journal).
+ * When a run ends, `runs/ended` tells the host (status bar, "the agent needs you" notification).
+ *
+ * At shutdown the process's own runs are stopped and their `end` journaled here, so they are
+ * `interrupted` with a reason rather than found by recovery at the next start.
+ */
+import { copyFileSync, statSync } from "node:fs";
+import { basename, extname, join } from "node:path";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { HarnessToHost, RequestParams, RequestResult, RunSummary } from "../../protocol/rpc.js";
+import type { FinalRunStatus } from "../../protocol/events.js";
+import { HarnessError, errorMessage } from "../errors.js";
+import { resolveModel } from "../models/factory.js";
+import { startRun, type RunContext } from "../runs/gateway.js";
+import { executeRun } from "../runs/worker.js";
+import type { Admission } from "../runs/manager.js";
+import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.js";
+import type { UploadedFile } from "../state/threadState.js";
+import { ensureThreadDirs } from "../threads/threadDirs.js";
+import { awaitingClarification } from "../middlewares/clarification.js";
+import type { Logger } from "./logger.js";
+import type { Session } from "./session.js";
+import type { OpenWorkspace, SandboxChoice, Workspaces } from "./workspaces.js";
+
+type Ended = HarnessToHost["runs/ended"];
+
+/** How long shutdown waits for its runs to stop on their own (a worker notices within a second). */
+const SHUTDOWN_GRACE_MS = 3000;
+export const SHUTDOWN_REASON = "The harness process stopped (VS Code closed, or the extension restarted) before the run finished.";
+
+interface LocalRun {
+  ws: OpenWorkspace;
+  run: RunRecord;
+  done: Promise<void>;
+}
+
+const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
+
+export function runSummary(r: RunRecord): RunSummary {
+  return { run_id: r.run_id, thread_id: r.thread_id, status: r.status, model: r.model, created_at: iso(r.created_at)!, ended_at: iso(r.ended_at), error: r.error };
+}
+
+export class Runs {
+  /** Runs this process executes, until their end is journaled and announced. */
+  private readonly local = new Map<string, LocalRun>();
+
+  constructor(
+    private readonly session: Session,
+    private readonly workspaces: Workspaces,
+    private readonly log: Logger,
+    private readonly sendEnded: (params: Ended) => void,
+  ) {}
+
+  start(p: RequestParams<"runs/start">): RequestResult<"runs/start"> {
+    const ws = this.workspaces.get(p.workspaceFolder);
+    const config = this.session.config;
+    if (!ws.store.threads.get(p.threadId)) throw new HarnessError("thread_not_found", `No thread ${p.threadId} in ${p.workspaceFolder}.`);
+    // Everything that can be refused is refused before anything is written or copied.
+    for (const f of p.files ?? []) {
+      let isFile = false;
+      try {
+        isFile = statSync(f).isFile();
+      } catch {
+        /* reported below */
+      }
+      if (!isFile) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
+    }
+    const model = resolveModel(config, p.model ? { name: p.model } : {});
+    const sandbox = this.workspaces.sandbox(ws);
+    const apiKey = this.session.apiKey(model.apiKeySource);
+
+    // The CLI's upload step: copy into the thread's uploads folder, which the model sees as
+    // /mnt/user-data/uploads (the same name twice: the last one wins, as in DeerFlow).
+    const dirs = ensureThreadDirs(ws.folder, p.threadId);
+    const files: UploadedFile[] = (p.files ?? []).map((src) => {
+      const name = basename(src);
+      copyFileSync(src, join(dirs.uploads, name));
+      return { filename: name, size: statSync(src).size, path: `/mnt/user-data/uploads/${name}`, extension: extname(name) };
+    });
+
+    const { admission, context } = startRun(
+      { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, config, allowHostCommands: sandbox.allowHostCommands },
+      {
+        threadId: p.threadId,
+        prompt: p.prompt,
+        files,
+        ...(p.model ? { model: p.model } : {}),
+        ...(apiKey ? { apiKey } : {}),
+        planMode: p.planMode ?? false,
+        ...(p.idempotencyKey ? { idempotencyKey: p.idempotencyKey } : {}),
+        ...(p.multitask ? { multitask: p.multitask } : {}),
+      },
+    );
+    const run = admission.run;
+    // The same idempotency key: the same run, never a second execution.
+    if (admission.existing) return { run_id: run.run_id, thread_id: run.thread_id, existing: true };
+    ws.store.threads.touch(p.threadId);
+    this.log.info(`Run ${run.run_id} started on thread ${p.threadId} (model ${model.name}, sandbox ${sandbox.kind}).`);
+    this.execute(ws, admission, context, sandbox);
+    return { run_id: run.run_id, thread_id: run.thread_id, existing: false };
+  }
+
+  private execute(ws: OpenWorkspace, admission: Admission, ctx: RunContext, sandbox: SandboxChoice): void {
+    const { manager, store } = ws;
+    const runId = admission.run.run_id;
+    const done = executeRun(
+      {
+        manager,
+        threads: store.threads,
+        checkpointer: store.checkpointer,
+        blobs: store.blobs,
+        sandboxProvider: sandbox.provider,
+        sandboxKind: sandbox.kind,
+        bashTimeoutMs: this.session.config.sandbox.bash_timeout_seconds * 1000,
+      },
+      admission,
+      ctx,
+    )
+      .then(
+        () => undefined,
+        (err: unknown) => {
+          // The worker failed outside the turn (building the agent, reading state): the run must
+          // still end, with the reason, rather than stay `running` while this process lives.
+          this.log.error(`Run ${runId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+          const cur = manager.runs.get(runId);
+          if (cur) manager.finishAndEnd(cur, ACTIVE_STATUSES, "error", `The run failed: ${errorMessage(err)}`);
+        },
+      )
+      .then(() => this.announce(ws, runId))
+      .catch((err: unknown) => this.log.error(`Announcing the end of run ${runId} failed: ${errorMessage(err)}`))
+      .finally(() => this.local.delete(runId));
+    this.local.set(runId, { ws, run: admission.run, done });
+  }
+
+  /** `runs/ended`, with needsUser when the run stopped on a clarification question. */
+  private async announce(ws: OpenWorkspace, runId: string): Promise<void> {
+    const cur = ws.manager.runs.get(runId);
+    if (!cur || !(FINAL_STATUSES as readonly string[]).includes(cur.status)) return;
+    const status = cur.status as FinalRunStatus;
+    ws.store.threads.touch(cur.thread_id);
+    const needsUser = status === "success" && (await this.askedUser(ws, cur));
+    this.log.info(`Run ${runId} ended: ${status}${cur.error ? ` (${cur.error})` : ""}${needsUser ? ", waiting for the user's answer" : ""}.`);
+    this.sendEnded({
+      workspaceFolder: ws.hostPath,
+      threadId: cur.thread_id,
+      runId,
+      status,
+      ...(cur.error ? { error: cur.error } : {}),
+      ...(needsUser ? { needsUser } : {}),
+    });
+  }
+
+  /** The end event's stop_reason when the worker records it; else the thread's messages say. */
+  private async askedUser(ws: OpenWorkspace, run: RunRecord): Promise<boolean> {
+    const end = ws.manager.journal.events.endOf(run.run_id);
+    if ((end?.data as { stop_reason?: unknown } | undefined)?.stop_reason === "clarification") return true;
+    const tuple = await ws.store.checkpointer.getTuple({ configurable: { thread_id: run.thread_id, checkpoint_ns: "" } });
+    const messages = tuple?.checkpoint.channel_values.messages as BaseMessage[] | undefined;
+    return messages ? awaitingClarification(messages) : false;
+  }
+
+  cancel(p: RequestParams<"runs/cancel">): RequestResult<"runs/cancel"> {
+    const ws = this.workspaces.get(p.workspaceFolder);
+    const { outcome, run } = ws.manager.cancel(p.runId);
+    return { outcome, ...(run ? { status: ws.manager.runs.get(run.run_id)?.status ?? run.status } : {}) };
+  }
+
+  list(p: RequestParams<"runs/list">): RequestResult<"runs/list"> {
+    const ws = this.workspaces.get(p.workspaceFolder);
+    return ws.manager.runs.listByThread(p.threadId).map(runSummary);
+  }
+
+  /** Ends when the thread's run (if any) has stopped: threads/delete waits for it. */
+  async stopThreadRuns(ws: OpenWorkspace, threadId: string): Promise<void> {
+    const active = ws.manager.runs.active(threadId);
+    if (!active) return;
+    const { run } = ws.manager.cancel(active.run_id);
+    if (run) await ws.manager.waitForEnd(run);
+    await this.local.get(active.run_id)?.done;
+  }
+
+  /**
+   * Graceful stop: each local run is moved to `interrupted` with the reason; its worker notices at
+   * its next lease renewal (within a second) and journals the end itself. Whatever has not ended
+   * after the grace period gets its end journaled here.
+   */
+  async shutdown(): Promise<void> {
+    const runs = [...this.local.values()];
+    if (runs.length === 0) return;
+    for (const { ws, run } of runs) ws.manager.runs.finish(run.run_id, ACTIVE_STATUSES, "interrupted", { error: SHUTDOWN_REASON });
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, SHUTDOWN_GRACE_MS)));
+    await Promise.race([Promise.allSettled(runs.map((r) => r.done)), grace]);
+    clearTimeout(timer);
+    this.shutdownSync();
+  }
+
+  /** For the process's `exit` hook: synchronous, journals the end of every local run still open. */
+  shutdownSync(): void {
+    for (const { ws, run } of this.local.values()) {
+      try {
+        ws.manager.runs.finish(run.run_id, ACTIVE_STATUSES, "interrupted", { error: SHUTDOWN_REASON });
+        const cur = ws.manager.runs.get(run.run_id);
+        if (cur && cur.ended_at === null && (FINAL_STATUSES as readonly string[]).includes(cur.status)) {
+          ws.manager.journalEnd(cur, cur.status as FinalRunStatus, cur.error ?? SHUTDOWN_REASON);
+        }
+      } catch (err) {
+        this.log.warn(`Stopping run ${run.run_id} at shutdown failed: ${errorMessage(err)}`);
+      }
+    }
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Params schemas of the host → harness requests (extension/protocol/rpc.ts), checked at the trust
+ * boundary before any handler runs. Settings are checked twice on purpose: here for their shape,
+ * then by parseHarnessConfig for what the harness config requires (URLs, names, duplicates).
+ */
+import { isAbsolute } from "node:path";
+import { z } from "zod";
+import type { HostRequest, RequestParams } from "../../protocol/rpc.js";
+import { THREAD_ID_PATTERN } from "../threads/threadDirs.js";
+
+const absolutePath = z.string().min(1).refine(isAbsolute, { message: "must be an absolute path" });
+const workspaceFolder = absolutePath;
+const threadId = z.string().regex(THREAD_ID_PATTERN, { message: "use 1-64 characters from A-Z, a-z, 0-9, '_' and '-'" });
+
+const ModelSettingZ = z.object({
+  name: z.string().min(1),
+  model: z.string().min(1),
+  base_url: z.string().optional(),
+  api_key_env: z.string().optional(),
+  display_name: z.string().optional(),
+  supports_vision: z.boolean().optional(),
+  supports_thinking: z.boolean().optional(),
+});
+
+export const HarnessSettingsZ = z.object({
+  models: z.array(ModelSettingZ),
+  default_model: z.string().optional(),
+  title_model: z.string().optional(),
+  sandbox: z.object({
+    provider: z.enum(["auto", "local", "devcontainer"]),
+    allow_host_commands: z.boolean(),
+    bash_timeout_seconds: z.number().positive().optional(),
+  }),
+  workspace_trusted: z.boolean(),
+});
+
+type Schemas = { [M in HostRequest]: z.ZodType<RequestParams<M>> };
+
+export const paramsSchemas: Schemas = {
+  "harness/initialize": z.object({ dataDir: absolutePath, settings: HarnessSettingsZ }),
+  "harness/configure": z.object({ settings: HarnessSettingsZ, apiKeys: z.record(z.string(), z.string()).optional() }),
+  "threads/list": z.object({ workspaceFolder }),
+  "threads/create": z.object({ workspaceFolder, title: z.string().max(500).optional() }),
+  "threads/rename": z.object({ workspaceFolder, threadId, title: z.string().trim().min(1).max(500) }),
+  "threads/delete": z.object({ workspaceFolder, threadId }),
+  "threads/state": z.object({ workspaceFolder, threadId }),
+  "runs/start": z.object({
+    workspaceFolder,
+    threadId,
+    prompt: z.string().refine((p) => p.trim() !== "", { message: "a run needs a non-empty prompt" }),
+    files: z.array(absolutePath).max(100).optional(),
+    model: z.string().min(1).optional(),
+    planMode: z.boolean().optional(),
+    idempotencyKey: z.string().min(1).max(200).optional(),
+    multitask: z.enum(["reject", "interrupt"]).optional(),
+  }),
+  "runs/cancel": z.object({ workspaceFolder, runId: z.string().min(1) }),
+  "runs/list": z.object({ workspaceFolder, threadId }),
+  "events/subscribe": z.object({ workspaceFolder, threadId, afterSeq: z.number().int().min(0) }),
+  "events/unsubscribe": z.object({ subscriptionId: z.string().min(1) }),
+  "images/get": z.object({ workspaceFolder, sha256: z.string().regex(/^[0-9a-f]{64}$/, { message: "a lowercase hex sha256" }) }),
+  "images/clear": z.object({ workspaceFolder, threadId }),
+};

@@ -1,0 +1,77 @@
+/**
+ * What the host told this harness process: where its data lives, the user's settings, and the API
+ * keys. Keys live only here, in memory: never written to disk, never logged, never sent back; a
+ * run's model client gets its key at start (startRun's apiKey), looked up by the model's
+ * `api_key_env` name, so the host can hold keys for several providers.
+ */
+import { isAbsolute } from "node:path";
+import type { HarnessSettings } from "../../protocol/rpc.js";
+import type { HarnessConfig } from "../config/harnessConfig.js";
+import { parseHarnessConfig } from "../config/harnessConfig.js";
+import { HarnessError } from "../errors.js";
+
+export class Session {
+  private dataDirValue: string | undefined;
+  private settingsValue: HarnessSettings | undefined;
+  private configValue: HarnessConfig | undefined;
+  private readonly keys = new Map<string, string>();
+
+  get initialized(): boolean {
+    return this.dataDirValue !== undefined;
+  }
+
+  /** Throws not_initialized before `harness/initialize`. */
+  get dataDir(): string {
+    if (this.dataDirValue === undefined) throw notInitialized();
+    return this.dataDirValue;
+  }
+
+  get settings(): HarnessSettings {
+    if (this.settingsValue === undefined) throw notInitialized();
+    return this.settingsValue;
+  }
+
+  get config(): HarnessConfig {
+    if (this.configValue === undefined) throw notInitialized();
+    return this.configValue;
+  }
+
+  /** The data directory is fixed for the life of the process: open stores point into it. */
+  initialize(dataDir: string, settings: HarnessSettings): void {
+    if (!isAbsolute(dataDir)) throw new HarnessError("invalid_params", `dataDir must be an absolute path, got ${JSON.stringify(dataDir)}.`);
+    if (this.dataDirValue !== undefined && this.dataDirValue !== dataDir) {
+      throw new HarnessError("usage", `This harness already uses the data directory ${this.dataDirValue}; restart it to use another.`);
+    }
+    this.configure(settings);
+    this.dataDirValue = dataDir;
+  }
+
+  /** Validated before anything changes: a bad setting leaves the previous ones in force. */
+  configure(settings: HarnessSettings, apiKeys?: Record<string, string>): void {
+    const config = parseHarnessConfig(
+      {
+        models: settings.models,
+        ...(settings.default_model ? { default_model: settings.default_model } : {}),
+        ...(settings.title_model ? { title_model: settings.title_model } : {}),
+        sandbox: settings.sandbox,
+      },
+      "the deerflow.* settings",
+    );
+    this.settingsValue = settings;
+    this.configValue = config;
+    // Merged: the host may send only the key that changed. An empty string forgets a key.
+    for (const [name, key] of Object.entries(apiKeys ?? {})) {
+      if (key === "") this.keys.delete(name);
+      else this.keys.set(name, key);
+    }
+  }
+
+  /** The key held for an `api_key_env` name; undefined → the model client falls back to the environment. */
+  apiKey(envName: string): string | undefined {
+    return this.keys.get(envName);
+  }
+}
+
+function notInitialized(): HarnessError {
+  return new HarnessError("not_initialized", "The harness is not initialized yet: send harness/initialize first.");
+}

@@ -1,0 +1,132 @@
+/**
+ * Threads and their state for the panel: the thread list, `threads/state` (a ThreadStateView
+ * read from the latest checkpoint), the viewed-image cache (`images/get`, `images/clear`).
+ */
+import { statSync } from "node:fs";
+import type { BaseMessage } from "@langchain/core/messages";
+import { copyCheckpoint, maxChannelVersion, uuid6 } from "@langchain/langgraph-checkpoint";
+import type { ArtifactView, RequestParams, RequestResult, ThreadStateView, ThreadSummary } from "../../protocol/rpc.js";
+import { HarnessError } from "../errors.js";
+import type { ThreadRecord } from "../store/threads.js";
+import type { ViewedImage, Todo } from "../state/reducers.js";
+import type { UploadedFile } from "../state/threadState.js";
+import { toWireMessage } from "../runs/wire.js";
+import { isWithin, resolveVirtualPath } from "../sandbox/paths.js";
+import { threadDirs } from "../threads/threadDirs.js";
+import type { OpenWorkspace } from "./workspaces.js";
+
+const iso = (t: number) => new Date(t).toISOString();
+
+export function threadSummary(ws: OpenWorkspace, t: ThreadRecord): ThreadSummary {
+  const active = ws.manager.runs.active(t.threadId);
+  return {
+    thread_id: t.threadId,
+    // The folder as the host names it, so it can match its own WorkspaceFolder.
+    workspace_folder: ws.hostPath,
+    title: t.title,
+    created_at: iso(t.createdAt),
+    updated_at: iso(t.updatedAt),
+    ...(active ? { active_run: { run_id: active.run_id, status: active.status } } : {}),
+  };
+}
+
+export function requireThread(ws: OpenWorkspace, threadId: string): ThreadRecord {
+  const t = ws.store.threads.get(threadId);
+  if (!t) throw new HarnessError("thread_not_found", `No thread ${threadId} in ${ws.hostPath}.`);
+  return t;
+}
+
+const latest = (threadId: string) => ({ configurable: { thread_id: threadId, checkpoint_ns: "" } });
+
+/**
+ * The thread's state as the panel shows it. `last_seq` is read in the same synchronous step as
+ * the checkpoint rows (LinearSqliteSaver.getTuple reads its rows before its first await, and
+ * better-sqlite3 is synchronous), so subscribing from `last_seq` misses nothing the view lacks.
+ */
+export async function readStateView(ws: OpenWorkspace, threadId: string): Promise<ThreadStateView> {
+  const thread = requireThread(ws, threadId);
+  const pending = ws.store.checkpointer.getTuple(latest(threadId));
+  const lastSeq = ws.manager.journal.events.lastSeq(threadId);
+  const active = ws.manager.runs.active(threadId);
+  const firstOfRun = active ? ws.manager.journal.events.list(threadId, { runId: active.run_id, limit: 1 })[0] : undefined;
+  const tuple = await pending;
+  const values = (tuple?.checkpoint.channel_values ?? {}) as {
+    messages?: BaseMessage[];
+    title?: string | null;
+    artifacts?: string[];
+    todos?: Todo[] | null;
+    viewed_images?: Record<string, ViewedImage>;
+    uploaded_files?: UploadedFile[] | null;
+  };
+  return {
+    thread_id: threadId,
+    // A title the user gave (threads/rename) wins over the generated one.
+    title: thread.title ?? values.title ?? null,
+    messages: (values.messages ?? []).map(toWireMessage),
+    artifacts: artifactViews(ws, threadId, values.artifacts ?? []),
+    todos: values.todos ?? null,
+    viewed_images: Object.entries(values.viewed_images ?? {}).map(([path, m]) => ({ path, mime_type: m.mime_type, size: m.size, sha256: m.sha256 })),
+    uploaded_files: (values.uploaded_files ?? []).map((f) => ({ filename: f.filename, size: f.size, path: f.path })),
+    last_seq: lastSeq,
+    ...(active ? { active_run: { run_id: active.run_id, status: active.status, after_seq: firstOfRun ? firstOfRun.seq - 1 : lastSeq } } : {}),
+  };
+}
+
+/** Virtual → host paths, validated as the file tools validate them; anything outside the folder is left out. */
+function artifactViews(ws: OpenWorkspace, threadId: string, paths: readonly string[]): ArtifactView[] {
+  const dirs = threadDirs(ws.folder, threadId);
+  const out: ArtifactView[] = [];
+  for (const path of paths) {
+    let real: string;
+    try {
+      real = resolveVirtualPath(path, dirs);
+    } catch {
+      continue; // present_files validated it once; a path that no longer resolves is not shown
+    }
+    if (!isWithin(real, ws.folder)) continue;
+    let exists = false;
+    try {
+      exists = statSync(real).isFile();
+    } catch {
+      /* deleted since it was presented */
+    }
+    out.push({ path, host_path: real, exists });
+  }
+  return out;
+}
+
+export function getImage(ws: OpenWorkspace, p: RequestParams<"images/get">): RequestResult<"images/get"> {
+  const blob = ws.store.blobs.get(p.sha256);
+  return blob ? { mime_type: blob.mime, base64: blob.bytes.toString("base64") } : null;
+}
+
+/**
+ * The `{}` update of `viewed_images`: a new checkpoint, child of the latest, that is the same
+ * state with `viewed_images` emptied and its channel version bumped, as LangGraph's updateState
+ * writes one (source "update"). Written through the checkpointer rather than the agent graph:
+ * updateState runs a node's writers, and the lead agent's writers include its routing edges,
+ * which would schedule a node for the next run. Messages are stored by reference, so the new
+ * checkpoint costs a few bytes (the linear checkpointer stays linear).
+ *
+ * Refused while a run is active on the thread: the run's next checkpoint is built from its own
+ * in-memory state and would silently undo the clear.
+ */
+export async function clearViewedImages(ws: OpenWorkspace, threadId: string): Promise<void> {
+  requireThread(ws, threadId);
+  if (ws.manager.runs.active(threadId)) {
+    throw new HarnessError("thread_busy", "A run is active on this thread: clear the viewed images when it has ended.");
+  }
+  const saver = ws.store.checkpointer;
+  const tuple = await saver.getTuple(latest(threadId));
+  const current = tuple?.checkpoint.channel_values.viewed_images as Record<string, unknown> | undefined;
+  if (!tuple || !current || Object.keys(current).length === 0) return; // nothing to clear
+  const next = copyCheckpoint(tuple.checkpoint);
+  next.id = uuid6(-1);
+  next.ts = new Date().toISOString();
+  next.channel_values = { ...tuple.checkpoint.channel_values, viewed_images: {} };
+  const versions = Object.values(next.channel_versions);
+  const version = saver.getNextVersion(versions.length > 0 ? (maxChannelVersion(...versions) as number) : undefined);
+  next.channel_versions = { ...next.channel_versions, viewed_images: version };
+  const step = typeof tuple.metadata?.step === "number" ? tuple.metadata.step + 1 : 0;
+  await saver.put(tuple.config, next, { source: "update", step, parents: tuple.metadata?.parents ?? {} }, { viewed_images: version });
+}

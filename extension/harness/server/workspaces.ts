@@ -1,0 +1,147 @@
+/**
+ * The workspace folders this harness process serves: one store (SQLite file) and one RunManager
+ * per folder, opened on first use and kept open for the life of the process, plus the folder's
+ * sandbox provider(s).
+ *
+ * Opening a folder settles the runs a dead harness left behind (`manager.recover()`): a run whose
+ * process was killed is marked `interrupted` at the next harness start, never left `running`.
+ */
+import { realpathSync, statSync } from "node:fs";
+import type { HarnessToHost } from "../../protocol/rpc.js";
+import { HarnessError, errorMessage } from "../errors.js";
+import { openWorkspaceStore, type WorkspaceStore } from "../store/db.js";
+import { openRunSystem } from "../runs/services.js";
+import type { RunManager } from "../runs/manager.js";
+import { createSandboxProvider, resolveSandboxKind, type SandboxKind } from "../sandbox/select.js";
+import { LocalSandboxProvider } from "../sandbox/local.js";
+import type { SandboxProvider } from "../sandbox/provider.js";
+import type { Logger } from "./logger.js";
+import type { Session } from "./session.js";
+
+export interface OpenWorkspace {
+  /** The folder as the host first named it (used in notifications back to the host). */
+  readonly hostPath: string;
+  /** realpath of the folder: the store's identity. */
+  readonly folder: string;
+  readonly store: WorkspaceStore;
+  readonly manager: RunManager;
+}
+
+export interface SandboxChoice {
+  provider: SandboxProvider;
+  kind: SandboxKind;
+  /** Whether the run may execute commands on the host (local provider only). */
+  allowHostCommands: boolean;
+}
+
+type SandboxStatus = HarnessToHost["sandbox/status"];
+
+export class Workspaces {
+  private readonly byFolder = new Map<string, OpenWorkspace>();
+  /** `<folder>\0<kind>` → provider; a dev container is brought up once per folder and shared. */
+  private readonly providers = new Map<string, SandboxProvider>();
+
+  constructor(
+    private readonly session: Session,
+    private readonly log: Logger,
+    private readonly onSandboxStatus: (status: SandboxStatus) => void,
+  ) {}
+
+  get(hostPath: string): OpenWorkspace {
+    const folder = realFolder(hostPath);
+    const known = this.byFolder.get(folder);
+    if (known) return known;
+    const store = openWorkspaceStore({ dataDir: this.session.dataDir, workspaceFolder: folder });
+    try {
+      const manager = openRunSystem(store);
+      const recovered = manager.recover();
+      if (recovered.length > 0) this.log.info(`${folder}: ${recovered.length} run(s) of a stopped harness marked interrupted.`);
+      const ws: OpenWorkspace = { hostPath, folder: store.workspaceFolder, store, manager };
+      this.byFolder.set(folder, ws);
+      this.log.debug(`Opened the harness database of ${folder} (${store.file}).`);
+      return ws;
+    } catch (err) {
+      store.close();
+      throw err;
+    }
+  }
+
+  all(): OpenWorkspace[] {
+    return [...this.byFolder.values()];
+  }
+
+  /**
+   * The sandbox for a run, from the settings. An untrusted workspace gets the local provider with
+   * host commands off, whatever the settings say: bringing up its dev container would run its
+   * devcontainer.json (build steps, lifecycle commands) before the user trusted it.
+   */
+  sandbox(ws: OpenWorkspace): SandboxChoice {
+    const { sandbox, workspace_trusted } = this.session.settings;
+    if (!workspace_trusted) return { provider: this.untrusted(ws), kind: "local", allowHostCommands: false };
+    // No I/O beyond looking for devcontainer.json; a dev container comes up on the first command.
+    const kind = resolveSandboxKind(sandbox.provider, { workspaceFolder: ws.folder });
+    const key = `${ws.folder}\0${kind}`;
+    let provider = this.providers.get(key);
+    if (!provider) {
+      // One provider per folder and kind, kept: it owns the folder's container and its lease.
+      provider = createSandboxProvider(kind, {
+        workspaceFolder: ws.folder,
+        onEvent: (e) => {
+          this.log.info(`Dev container of ${ws.folder}: ${e.status}${e.detail ? ` — ${e.detail}` : ""}`);
+          this.onSandboxStatus({ workspaceFolder: ws.hostPath, status: e.status, ...(e.detail ? { detail: e.detail } : {}) });
+        },
+      }).provider;
+      this.providers.set(key, provider);
+    }
+    return { provider, kind, allowHostCommands: kind === "local" && sandbox.allow_host_commands };
+  }
+
+  private untrusted(ws: OpenWorkspace): SandboxProvider {
+    const key = `${ws.folder}\0untrusted`;
+    let p = this.providers.get(key);
+    if (!p) this.providers.set(key, (p = new UntrustedLocalSandboxProvider({ workspaceFolder: ws.folder })));
+    return p;
+  }
+
+  /** Stops sandboxes (dev containers this process started) and closes every store. */
+  async close(): Promise<void> {
+    const providers = [...this.providers.values()];
+    this.providers.clear();
+    const results = await Promise.allSettled(providers.map((p) => p.shutdown?.() ?? Promise.resolve()));
+    for (const r of results) if (r.status === "rejected") this.log.warn(`Stopping a sandbox failed: ${errorMessage(r.reason)}`);
+    this.closeStores();
+  }
+
+  /** Synchronous: for the process's `exit` hook, where nothing asynchronous runs any more. */
+  closeStores(): void {
+    for (const ws of this.byFolder.values()) {
+      try {
+        ws.store.close();
+      } catch {
+        /* already closed */
+      }
+    }
+    this.byFolder.clear();
+  }
+}
+
+export const UNTRUSTED_COMMANDS_REASON =
+  "Commands are disabled because this workspace is not trusted (VS Code workspace trust). " +
+  "Files can still be read and written; trust the folder (Workspaces: Manage Workspace Trust) to let the agent run commands.";
+
+/** The local provider of an untrusted workspace: the bash tool refuses every command, saying why. */
+class UntrustedLocalSandboxProvider extends LocalSandboxProvider {
+  readonly commandsDisabledReason = UNTRUSTED_COMMANDS_REASON;
+}
+
+/** The folder's realpath; a readable error when it is not an accessible directory. */
+function realFolder(path: string): string {
+  let real: string;
+  try {
+    real = realpathSync(path);
+  } catch (err) {
+    throw new HarnessError("storage", `Workspace folder ${path} is not accessible: ${errorMessage(err)}`, { cause: err });
+  }
+  if (!statSync(real).isDirectory()) throw new HarnessError("storage", `Workspace folder ${path} is not a directory.`);
+  return real;
+}
