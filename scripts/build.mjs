@@ -1,7 +1,7 @@
 // One build script for every bundle. The CLI/harness is one ESM bundle for Node 20; native modules stay external.
 // Later bundles (the extension host, the webview) are added to `targets` below.
 import * as esbuild from "esbuild";
-import { chmod, mkdir } from "node:fs/promises";
+import { chmod, copyFile, mkdir } from "node:fs/promises";
 
 const common = {
   bundle: true,
@@ -19,8 +19,17 @@ const targets = [
   { ...common, entryPoints: ["extension/harness/cli.ts"], outfile: "dist/cli.js" },
   // The harness process the extension starts (JSON-RPC over stdio): same runtime as the CLI.
   { ...common, entryPoints: ["extension/harness/server.ts"], outfile: "dist/server.js" },
+  // The extension host bundle: CommonJS (VS Code 1.100 loads `main` with require), `.cjs` because
+  // package.json says "type": "module". vscode is provided by the host; it never loads SQLite.
+  {
+    bundle: true, platform: "node", format: "cjs", target: "node20", sourcemap: "linked", logLevel: "warning",
+    entryPoints: ["extension/host/extension.ts"], outfile: "dist/extension.cjs", external: ["vscode"],
+  },
 ];
 
 await mkdir("dist", { recursive: true });
 await Promise.all(targets.map((t) => esbuild.build(t)));
 await chmod("dist/cli.js", 0o755);
+// Codicons for the webview (font + css side by side: the css loads the font relatively).
+await mkdir("dist/codicons", { recursive: true });
+for (const f of ["codicon.css", "codicon.ttf"]) await copyFile(`node_modules/@vscode/codicons/dist/${f}`, `dist/codicons/${f}`);

@@ -1,0 +1,81 @@
+/**
+ * The one context object (rust-analyzer's `Ctx`): everything activation builds, in the order it
+ * depends on itself, each disposable pushed to `context.subscriptions` the moment it exists.
+ * Commands, the panel and the tests all reach the extension through this.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import * as vscode from "vscode";
+import { HarnessClient } from "./harnessClient.js";
+import { PanelProvider, PANEL_VIEW_ID } from "./panel/provider.js";
+import { ThreadSession } from "./panel/threadSession.js";
+import { RunTracker } from "./runTracker.js";
+import { ApiKeys } from "./secrets.js";
+import { apiKeyNames, modelChoices, readSettings } from "./settings.js";
+import type { HarnessSettings } from "../protocol/rpc.js";
+
+export interface Ctx {
+  readonly extension: vscode.ExtensionContext;
+  readonly log: vscode.LogOutputChannel;
+  readonly harness: HarnessClient;
+  readonly keys: ApiKeys;
+  readonly runs: RunTracker;
+  readonly session: ThreadSession;
+  readonly panel: PanelProvider;
+  /** Current settings (read afresh; cheap). */
+  settings(): HarnessSettings;
+  /** Why sandbox commands are off for `folder`, if they are. */
+  restriction(folder: vscode.WorkspaceFolder | undefined): string | undefined;
+}
+
+export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOutputChannel): Ctx {
+  const own = <T extends vscode.Disposable>(d: T): T => {
+    extension.subscriptions.push(d);
+    return d;
+  };
+  const settings = (): HarnessSettings => readSettings(vscode.workspace.isTrusted).settings;
+  const keys = new ApiKeys(extension.secrets, extension.globalState);
+  const harness = own(
+    new HarnessClient({
+      serverModule: vscode.Uri.joinPath(extension.extensionUri, "dist", "server.js").fsPath,
+      dataDir: extension.globalStorageUri.fsPath,
+      log,
+      configuration: async () => {
+        const current = settings();
+        return { settings: current, apiKeys: await keys.collect(apiKeyNames(current)) };
+      },
+    }),
+  );
+  const runs = own(new RunTracker());
+  const restriction = (folder: vscode.WorkspaceFolder | undefined): string | undefined => sandboxRestriction(settings(), folder);
+  const session = own(
+    new ThreadSession({
+      harness,
+      log,
+      memento: extension.workspaceState,
+      runs,
+      models: () => modelChoices(settings()),
+      defaultModel: () => settings().default_model,
+      restriction: (folder) => Promise.resolve(restriction(folder)),
+    }),
+  );
+  const panel = own(new PanelProvider(extension.extensionUri, session, log));
+  own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
+  return { extension, log, harness, keys, runs, session, panel, settings, restriction };
+}
+
+/**
+ * The panel's restriction line. The harness enforces these; this only explains them. Local
+ * sandbox = `local`, or `auto` without a dev container configuration (or already inside one).
+ */
+function sandboxRestriction(settings: HarnessSettings, folder: vscode.WorkspaceFolder | undefined): string | undefined {
+  if (!settings.workspace_trusted) {
+    return "This workspace is not trusted, so the agent runs no commands (file tools still work). Trust the workspace to allow them.";
+  }
+  if (settings.sandbox.allow_host_commands || !folder) return undefined;
+  const hasDevContainer =
+    existsSync(join(folder.uri.fsPath, ".devcontainer", "devcontainer.json")) || existsSync(join(folder.uri.fsPath, ".devcontainer.json"));
+  const insideContainer = Boolean(process.env["REMOTE_CONTAINERS"]) || existsSync("/.dockerenv");
+  const local = settings.sandbox.provider === "local" || (settings.sandbox.provider === "auto" && (!hasDevContainer || insideContainer));
+  return local ? "Shell commands on the host are off (setting deerflow.allowHostCommands); file tools still work." : undefined;
+}

@@ -1,0 +1,107 @@
+/**
+ * Activation, kept thin: build the one context, wire events, start the harness in the
+ * background (with progress), surface a failure once. The extension host never opens SQLite
+ * or runs an agent: that is the harness process's job (harnessClient.ts).
+ */
+import * as vscode from "vscode";
+import { registerCommands } from "./commands.js";
+import { createCtx, type Ctx } from "./context.js";
+import { errorText, type HarnessClient } from "./harnessClient.js";
+import { registerRunNotifications, registerSandboxProgress } from "./notifications.js";
+import type { ThreadSession } from "./panel/threadSession.js";
+import { affectsSettings, readSettings } from "./settings.js";
+import { createRunStatusItem } from "./statusBar.js";
+
+/** Returned from activate() in test mode only: what the extension-host tests look at. */
+export interface DeerFlowTestApi {
+  harness: HarnessClient;
+  session: ThreadSession;
+  hasApiKey(name: string): Promise<boolean>;
+  /** globalState and workspaceState as JSON, to check no key ever lands there. */
+  storedState(): string;
+  logUri: vscode.Uri;
+  log: vscode.LogOutputChannel;
+}
+
+let current: Ctx | undefined;
+
+export async function activate(context: vscode.ExtensionContext): Promise<DeerFlowTestApi | undefined> {
+  const log = vscode.window.createOutputChannel("DeerFlow", { log: true });
+  context.subscriptions.push(log);
+  try {
+    await vscode.workspace.fs.createDirectory(context.globalStorageUri);
+    const ctx = createCtx(context, log);
+    current = ctx;
+    registerCommands(ctx);
+    wire(ctx);
+    void startHarness(ctx);
+    return context.extensionMode === vscode.ExtensionMode.Test ? testApi(ctx) : undefined;
+  } catch (err) {
+    // Surfaced once, here; VS Code would add its own generic toast if we rethrew.
+    log.error(`Activation failed: ${errorText(err)}`);
+    void showWithLogs(`DeerFlow could not start: ${errorText(err)}`, log);
+    return undefined;
+  }
+}
+
+export async function deactivate(): Promise<void> {
+  await current?.harness.stop();
+  current = undefined;
+}
+
+function wire(ctx: Ctx): void {
+  const { extension, harness, log, session } = ctx;
+  const reconfigure = (why: string): void => {
+    void harness.configure().then(
+      () => session.refresh(),
+      (err: unknown) => log.warn(`Configuring the harness after ${why}: ${errorText(err)}`),
+    );
+  };
+  extension.subscriptions.push(
+    harness.onNotification("log/message", (m) => log[m.level](m.message)),
+    harness.onDidFail((message) => void showWithLogs(message, log, "Restart Harness")),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (!affectsSettings(e)) return;
+      for (const problem of readSettings(vscode.workspace.isTrusted).problems) log.warn(problem);
+      reconfigure("a settings change");
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => reconfigure("workspace trust")),
+    ctx.keys.onDidChange(() => reconfigure("an API key change")),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void session.refresh()),
+    createRunStatusItem(ctx.runs),
+    registerSandboxProgress(harness),
+    registerRunNotifications({
+      harness,
+      showing: (threadId) => ctx.panel.visible && session.shownThreadId === threadId,
+      openPanel: () => ctx.panel.reveal(),
+    }),
+  );
+}
+
+async function startHarness(ctx: Ctx): Promise<void> {
+  for (const problem of readSettings(vscode.workspace.isTrusted).problems) ctx.log.warn(problem);
+  try {
+    await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "DeerFlow: starting the harness" }, () => ctx.harness.start());
+  } catch {
+    // onDidFail has shown it.
+  }
+}
+
+async function showWithLogs(message: string, log: vscode.LogOutputChannel, ...extra: string[]): Promise<void> {
+  const logs = "Show Logs";
+  const choice = await vscode.window.showErrorMessage(message, logs, ...extra);
+  if (choice === logs) log.show(true);
+  else if (choice === "Restart Harness") await vscode.commands.executeCommand("deerflow.restartHarness");
+}
+
+function testApi(ctx: Ctx): DeerFlowTestApi {
+  const dump = (m: vscode.Memento): Record<string, unknown> => Object.fromEntries(m.keys().map((k) => [k, m.get(k)]));
+  return {
+    harness: ctx.harness,
+    session: ctx.session,
+    hasApiKey: (name) => ctx.keys.has(name),
+    storedState: () => JSON.stringify({ global: dump(ctx.extension.globalState), workspace: dump(ctx.extension.workspaceState) }),
+    logUri: ctx.extension.logUri,
+    log: ctx.log,
+  };
+}

@@ -1,0 +1,62 @@
+/**
+ * "Tell me when you need me": a run that ends waiting for the user's answer (clarification), or
+ * fails, while the panel is not showing it, raises a notification with a way back to the panel.
+ * Successful runs stay quiet: the status bar item disappearing says enough.
+ */
+import * as vscode from "vscode";
+import type { HarnessClient } from "./harnessClient.js";
+
+export interface NotifierDeps {
+  harness: HarnessClient;
+  /** Whether the panel is visible and showing this thread. */
+  showing: (threadId: string) => boolean;
+  openPanel: () => Promise<void>;
+}
+
+export function registerRunNotifications(deps: NotifierDeps): vscode.Disposable {
+  return deps.harness.onNotification("runs/ended", (p) => {
+    if (deps.showing(p.threadId)) return;
+    const open = "Open DeerFlow";
+    let shown: Thenable<string | undefined> | undefined;
+    if (p.needsUser) {
+      shown = vscode.window.showInformationMessage("DeerFlow is waiting for your answer.", open);
+    } else if (p.status === "error" || p.status === "timeout") {
+      const why = p.status === "timeout" ? "timed out" : `failed${p.error ? `: ${p.error}` : "."}`;
+      shown = vscode.window.showErrorMessage(`DeerFlow run ${why}`, open);
+    }
+    void shown?.then((choice) => (choice === open ? deps.openPanel() : undefined));
+  });
+}
+
+/**
+ * Dev container bring-up can take minutes (image build, features): a progress notification
+ * with the harness's bring-up lines, from `starting` until `ready` or `stopped`, per folder.
+ */
+export function registerSandboxProgress(harness: HarnessClient): vscode.Disposable {
+  const open = new Map<string, { report: (detail: string) => void; done: () => void }>();
+  const sub = harness.onNotification("sandbox/status", (p) => {
+    const current = open.get(p.workspaceFolder);
+    if (p.status !== "starting") {
+      current?.done();
+      open.delete(p.workspaceFolder);
+      return;
+    }
+    if (current) {
+      if (p.detail) current.report(p.detail);
+      return;
+    }
+    void vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "DeerFlow: starting the dev container" },
+      (progress) =>
+        new Promise<void>((resolve) => {
+          open.set(p.workspaceFolder, { report: (message) => progress.report({ message }), done: resolve });
+          if (p.detail) progress.report({ message: p.detail });
+        }),
+    );
+  });
+  return new vscode.Disposable(() => {
+    sub.dispose();
+    for (const p of open.values()) p.done();
+    open.clear();
+  });
+}

@@ -1,0 +1,132 @@
+/**
+ * The DeerFlow side panel: a webview view in the "DeerFlow" activity-bar container.
+ *
+ * This file owns the view's lifecycle and the message boundary only: every WebviewToHost message
+ * is parsed (messages.ts) before anything acts on it, then dispatched to the ThreadSession.
+ * No retainContextWhenHidden: a hidden view is dropped and replays from its last seq on `ready`.
+ */
+import * as vscode from "vscode";
+import type { HostToWebview, WebviewToHost } from "../../protocol/webview.js";
+import { localResourceRoots, panelHtml } from "./html.js";
+import { parseWebviewMessage } from "./messages.js";
+import { existingHostPathOf } from "./paths.js";
+import type { ThreadSession } from "./threadSession.js";
+
+export const PANEL_VIEW_ID = "deerflow.panel";
+
+export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {
+  private view: vscode.WebviewView | undefined;
+  private viewDisposables: vscode.Disposable[] = [];
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly session: ThreadSession,
+    private readonly log: vscode.LogOutputChannel,
+  ) {}
+
+  get visible(): boolean {
+    return this.view?.visible ?? false;
+  }
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.disposeView();
+    this.view = view;
+    view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: localResourceRoots(this.extensionUri) };
+    view.webview.html = panelHtml(view.webview, this.extensionUri);
+    const post = (msg: HostToWebview): void => {
+      void view.webview.postMessage(msg).then(undefined, () => undefined);
+    };
+    this.viewDisposables.push(
+      view.webview.onDidReceiveMessage((raw: unknown) => {
+        const parsed = parseWebviewMessage(raw);
+        if (!parsed.ok) {
+          this.log.warn(parsed.error);
+          return;
+        }
+        if (parsed.message.type === "ready") this.session.attach(post);
+        void this.session.guard(() => this.dispatch(parsed.message));
+      }),
+      view.onDidChangeVisibility(() => {
+        // Hidden: the webview's document is gone; it sends `ready` again when shown.
+        if (!view.visible) this.session.detach();
+      }),
+      view.onDidDispose(() => {
+        if (this.view === view) {
+          this.session.detach();
+          this.disposeView();
+          this.view = undefined;
+        }
+      }),
+    );
+  }
+
+  /** Opens the panel (the view container, then the view). */
+  async reveal(): Promise<void> {
+    await vscode.commands.executeCommand("workbench.view.extension.deerflow");
+    await vscode.commands.executeCommand(`${PANEL_VIEW_ID}.focus`);
+  }
+
+  private async dispatch(msg: WebviewToHost): Promise<void> {
+    switch (msg.type) {
+      case "ready":
+        return this.session.ready(msg.threadId, msg.lastSeq);
+      case "send":
+        return this.session.send(msg.text);
+      case "cancel":
+        await this.session.cancel();
+        return;
+      case "attachFiles":
+        return this.session.attachFiles();
+      case "removeAttachment":
+        return this.session.removeAttachment(msg.index);
+      case "newThread":
+        await this.session.newThread();
+        return;
+      case "selectThread":
+        return this.session.selectThread(msg.threadId);
+      case "renameThread":
+        return this.session.renameThread(msg.threadId, msg.title);
+      case "deleteThread":
+        return this.deleteThread(msg.threadId);
+      case "openArtifact":
+      case "openImage":
+        // Images open in VS Code's image preview, everything else in a text editor: vscode.open picks.
+        return this.withFile(msg.path, (uri) => vscode.commands.executeCommand("vscode.open", uri));
+      case "revealArtifact":
+        return this.withFile(msg.path, (uri) => vscode.commands.executeCommand("revealInExplorer", uri));
+      case "clearViewedImages":
+        return this.session.clearViewedImages();
+      case "selectModel":
+        return this.session.selectModel(msg.name);
+      case "setPlanMode":
+        return this.session.setPlanMode(msg.enabled);
+      case "requestImage":
+        return this.session.image(msg.sha256);
+    }
+  }
+
+  private async deleteThread(threadId: string): Promise<void> {
+    const answer = await vscode.window.showWarningMessage(
+      "Delete this DeerFlow thread? Its messages and run history are removed; files in the workspace stay.",
+      { modal: true },
+      "Delete",
+    );
+    if (answer === "Delete") await this.session.deleteThread(threadId);
+  }
+
+  private async withFile(virtualPath: string, act: (uri: vscode.Uri) => Thenable<unknown>): Promise<void> {
+    const folder = await this.session.requireFolder();
+    const threadId = this.session.shownThreadId;
+    const hostPath = threadId ? await existingHostPathOf(folder.uri.fsPath, threadId, virtualPath) : undefined;
+    if (!hostPath) throw new Error(`${virtualPath} is not a file in this workspace folder (it may have been moved or deleted).`);
+    await act(vscode.Uri.file(hostPath));
+  }
+
+  private disposeView(): void {
+    for (const d of this.viewDisposables.splice(0)) d.dispose();
+  }
+
+  dispose(): void {
+    this.disposeView();
+  }
+}

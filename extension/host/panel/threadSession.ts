@@ -1,0 +1,469 @@
+/**
+ * What the panel shows and acts on: the workspace folder, the shown thread, its live event
+ * subscription, the selected model and plan mode, pending attachments. The panel's messages and
+ * the palette commands both go through here, so both do the same thing.
+ *
+ * Reload-proof by replay, not by keeping the webview alive: the webview saves the last seq it
+ * rendered; on `ready` we subscribe from there (or send `state` first when it has nothing) and
+ * continue live. While the view is hidden we hold no subscription; the run goes on in the harness.
+ */
+import { randomUUID } from "node:crypto";
+import { basename } from "node:path";
+import { stat } from "node:fs/promises";
+import * as vscode from "vscode";
+import type { HarnessClient } from "../harnessClient.js";
+import type { JournalEvent, ThreadStateView, ThreadSummary } from "../../protocol/rpc.js";
+import type { HostToWebview, ModelChoice, PanelStatus } from "../../protocol/webview.js";
+import type { RunTracker } from "../runTracker.js";
+import { isInside } from "./paths.js";
+
+/** Events are flushed to the webview at most this often (the harness batches too). */
+const FLUSH_MS = 16;
+const MAX_BATCH = 500;
+
+export interface SessionDeps {
+  harness: HarnessClient;
+  log: vscode.LogOutputChannel;
+  memento: vscode.Memento;
+  runs: RunTracker;
+  models: () => ModelChoice[];
+  defaultModel: () => string | undefined;
+  restriction: (folder: vscode.WorkspaceFolder | undefined) => Promise<string | undefined>;
+}
+
+export class ThreadSession implements vscode.Disposable {
+  private post: (msg: HostToWebview) => void = () => undefined;
+  private threadId: string | null = null;
+  private sub: { id: string; threadId: string } | undefined;
+  /** Notifications for a subscription whose id we do not know yet (replay can beat the response). */
+  private early = new Map<string, JournalEvent[]>();
+  private subscribing = 0;
+  /** The last seq the webview has (rendered or queued) for the shown thread. */
+  private sentSeq = 0;
+  private queue: JournalEvent[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private activeRun: PanelStatus["run"];
+  private sandbox: PanelStatus["sandbox"];
+  private attachments: string[] = [];
+  private attached = false;
+  private readonly disposables: vscode.Disposable[] = [];
+
+  constructor(private readonly deps: SessionDeps) {
+    this.disposables.push(
+      deps.harness.onNotification("events/event", (p) => this.onEvents(p.subscriptionId, p.events)),
+      deps.harness.onNotification("sandbox/status", (p) => {
+        void this.folder(false).then((folder) => {
+          if (!folder || folder.uri.fsPath !== p.workspaceFolder) return;
+          const state = p.status === "starting" ? "starting" : p.status === "ready" ? "ready" : "stopped";
+          this.sandbox = { kind: "devcontainer", state, ...(p.detail ? { detail: p.detail } : {}) };
+          return this.pushStatus();
+        });
+      }),
+      deps.harness.onNotification("runs/ended", (p) => {
+        deps.runs.ended(p.runId);
+        if (p.threadId === this.threadId && this.activeRun?.run_id === p.runId) {
+          this.activeRun = undefined;
+          void this.pushStatus();
+        }
+      }),
+      // A new harness process: the old subscription died with it.
+      deps.harness.onDidStart((s) => {
+        if (s.generation > 1) {
+          deps.runs.clear();
+          this.sub = undefined;
+          if (this.attached && this.threadId) void this.guard(() => this.subscribe(this.threadId!, this.sentSeq));
+        }
+      }),
+    );
+  }
+
+  // ── the view ──────────────────────────────────────────────────────────────────────────
+
+  /** The view appeared (or reloaded): the poster reaches it until `detach`. */
+  attach(post: (msg: HostToWebview) => void): void {
+    this.post = post;
+    this.attached = true;
+  }
+
+  /** The view is hidden or gone: stop following; nothing is lost (replay on `ready`). */
+  detach(): void {
+    this.attached = false;
+    this.post = () => undefined;
+    this.queue = [];
+    void this.unsubscribe();
+  }
+
+  get shownThreadId(): string | null {
+    return this.threadId;
+  }
+
+  /** `ready` from the webview: init, then the thread from where the webview left off. */
+  async ready(savedThreadId: string | undefined, savedSeq: number | undefined): Promise<void> {
+    const folder = await this.folder(true);
+    const threads = folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : [];
+    const wanted = [savedThreadId, this.threadId].find((id) => id && threads.some((t) => t.thread_id === id));
+    this.threadId = wanted ?? threads[0]?.thread_id ?? null;
+    const shown = threads.find((t) => t.thread_id === this.threadId);
+    this.activeRun = activeRunOf(shown);
+    this.post({ type: "init", threads: this.scrub(threads, folder), threadId: this.threadId, models: this.deps.models(), model: this.model() ?? null, planMode: this.planMode });
+    this.postAttachments();
+    await this.pushStatus();
+    if (!this.threadId) return;
+    if (savedThreadId === this.threadId && savedSeq !== undefined) {
+      this.sentSeq = savedSeq;
+      await this.subscribe(this.threadId, savedSeq);
+    } else {
+      await this.showThread(this.threadId);
+    }
+  }
+
+  // ── actions (panel messages and commands) ─────────────────────────────────────────────
+
+  async send(text: string): Promise<void> {
+    const folder = await this.requireFolder();
+    if (!this.threadId) await this.newThread();
+    const threadId = this.threadId!;
+    const files = [...this.attachments];
+    const model = this.model();
+    const res = await this.deps.harness.request("runs/start", {
+      workspaceFolder: folder.uri.fsPath,
+      threadId,
+      prompt: text,
+      ...(files.length > 0 ? { files } : {}),
+      ...(model ? { model } : {}),
+      planMode: this.planMode,
+      idempotencyKey: randomUUID(),
+    });
+    this.attachments = [];
+    this.postAttachments();
+    this.deps.runs.started(res.run_id, res.thread_id);
+    if (res.thread_id === this.threadId) {
+      this.activeRun = { run_id: res.run_id, status: "pending" };
+      await this.pushStatus();
+    }
+  }
+
+  async cancel(): Promise<boolean> {
+    const folder = await this.requireFolder();
+    let runId = this.activeRun?.run_id;
+    if (!runId && this.threadId) {
+      const threads = await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath });
+      runId = threads.find((t) => t.thread_id === this.threadId)?.active_run?.run_id;
+    }
+    if (!runId) return false;
+    const res = await this.deps.harness.request("runs/cancel", { workspaceFolder: folder.uri.fsPath, runId });
+    this.deps.log.info(`Cancel ${runId}: ${res.outcome}`);
+    if (res.outcome !== "cancelled") this.deps.runs.ended(runId);
+    return res.outcome === "cancelled";
+  }
+
+  async newThread(): Promise<ThreadSummary> {
+    const folder = await this.requireFolder();
+    const created = await this.deps.harness.request("threads/create", { workspaceFolder: folder.uri.fsPath });
+    this.threadId = created.thread_id;
+    this.activeRun = undefined;
+    await this.pushThreads();
+    await this.showThread(created.thread_id);
+    await this.pushStatus();
+    return created;
+  }
+
+  async selectThread(threadId: string): Promise<void> {
+    const folder = await this.requireFolder();
+    const threads = await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath });
+    const found = threads.find((t) => t.thread_id === threadId);
+    if (!found) throw new Error("That thread no longer exists.");
+    this.threadId = threadId;
+    this.activeRun = activeRunOf(found);
+    this.post({ type: "threads", threads: this.scrub(threads, folder), threadId });
+    await this.showThread(threadId);
+    await this.pushStatus();
+  }
+
+  async renameThread(threadId: string, title: string): Promise<void> {
+    const folder = await this.requireFolder();
+    await this.deps.harness.request("threads/rename", { workspaceFolder: folder.uri.fsPath, threadId, title });
+    await this.pushThreads();
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    const folder = await this.requireFolder();
+    await this.deps.harness.request("threads/delete", { workspaceFolder: folder.uri.fsPath, threadId });
+    if (threadId !== this.threadId) {
+      await this.pushThreads();
+      return;
+    }
+    await this.unsubscribe();
+    const threads = await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath });
+    this.threadId = threads[0]?.thread_id ?? null;
+    this.activeRun = activeRunOf(threads[0]);
+    this.post({ type: "threads", threads: this.scrub(threads, folder), threadId: this.threadId });
+    if (this.threadId) await this.showThread(this.threadId);
+    await this.pushStatus();
+  }
+
+  async clearViewedImages(): Promise<void> {
+    const folder = await this.requireFolder();
+    if (!this.threadId) return;
+    await this.deps.harness.request("images/clear", { workspaceFolder: folder.uri.fsPath, threadId: this.threadId });
+    // The cache lives in thread state; show the state as it is now (a rare, user-driven reset).
+    await this.showThread(this.threadId);
+  }
+
+  async image(sha256: string): Promise<void> {
+    const folder = await this.requireFolder();
+    const img = await this.deps.harness.request("images/get", { workspaceFolder: folder.uri.fsPath, sha256 });
+    const dataUrl = img && /^image\/[a-z0-9.+-]+$/i.test(img.mime_type) ? `data:${img.mime_type};base64,${img.base64}` : null;
+    this.post({ type: "image", sha256, dataUrl });
+  }
+
+  async attachFiles(uris?: readonly vscode.Uri[]): Promise<void> {
+    const folder = await this.folder(false);
+    const picked =
+      uris ??
+      (await vscode.window.showOpenDialog({
+        canSelectMany: true,
+        openLabel: "Attach",
+        title: "DeerFlow: Attach Files",
+        ...(folder ? { defaultUri: folder.uri } : {}),
+      }));
+    if (!picked) return;
+    for (const uri of picked) if (uri.scheme === "file" && !this.attachments.includes(uri.fsPath)) this.attachments.push(uri.fsPath);
+    this.postAttachments();
+  }
+
+  removeAttachment(index: number): void {
+    this.attachments.splice(index, 1);
+    this.postAttachments();
+  }
+
+  get pendingAttachments(): readonly string[] {
+    return this.attachments;
+  }
+
+  selectModel(name: string): void {
+    if (!this.deps.models().some((m) => m.name === name)) throw new Error(`Unknown model "${name}".`);
+    void this.deps.memento.update("deerflow.model", name);
+    this.postModel();
+  }
+
+  setPlanMode(enabled: boolean): void {
+    void this.deps.memento.update("deerflow.planMode", enabled);
+    this.postModel();
+  }
+
+  get planMode(): boolean {
+    return this.deps.memento.get<boolean>("deerflow.planMode", false);
+  }
+
+  /** The chosen model if it is still configured, else the default, else the first. */
+  model(): string | undefined {
+    const choices = this.deps.models();
+    const chosen = this.deps.memento.get<string>("deerflow.model");
+    if (chosen && choices.some((m) => m.name === chosen)) return chosen;
+    const def = this.deps.defaultModel();
+    if (def && choices.some((m) => m.name === def)) return def;
+    return choices[0]?.name;
+  }
+
+  /** Settings or trust changed: the picker and the restriction line may differ now. */
+  async refresh(): Promise<void> {
+    if (!this.attached) return;
+    this.postModelsInit();
+    await this.pushStatus();
+  }
+
+  // ── workspace folder ──────────────────────────────────────────────────────────────────
+
+  /** The folder threads belong to; with several, the remembered choice or a QuickPick. */
+  async folder(ask: boolean): Promise<vscode.WorkspaceFolder | undefined> {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (folders.length <= 1) return folders[0];
+    const remembered = this.deps.memento.get<string>("deerflow.folder");
+    const found = folders.find((f) => f.uri.toString() === remembered);
+    if (found || !ask) return found ?? folders[0];
+    return (await this.pickFolder()) ?? folders[0];
+  }
+
+  async pickFolder(): Promise<vscode.WorkspaceFolder | undefined> {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (folders.length <= 1) return folders[0];
+    const picked = await vscode.window.showWorkspaceFolderPick({ placeHolder: "The workspace folder DeerFlow's threads belong to" });
+    if (!picked) return undefined;
+    const changed = picked.uri.toString() !== this.deps.memento.get<string>("deerflow.folder");
+    await this.deps.memento.update("deerflow.folder", picked.uri.toString());
+    if (changed && this.attached) {
+      await this.unsubscribe();
+      this.threadId = null;
+      await this.ready(undefined, undefined);
+    }
+    return picked;
+  }
+
+  async requireFolder(): Promise<vscode.WorkspaceFolder> {
+    const folder = await this.folder(false);
+    if (!folder) throw new Error("Open a folder first: DeerFlow's threads live in a workspace folder.");
+    return folder;
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────────────────
+
+  /** Runs an action; a failure becomes a panel error and a log line, never an unhandled rejection. */
+  async guard(action: () => Promise<unknown>): Promise<void> {
+    try {
+      await action();
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      this.deps.log.error(message);
+      this.post({ type: "error", message });
+    }
+  }
+
+  private async showThread(threadId: string): Promise<void> {
+    const folder = await this.requireFolder();
+    await this.unsubscribe();
+    const state = await this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId });
+    if (this.threadId !== threadId) return;
+    this.post({ type: "state", state: this.scrubState(state, folder) });
+    // A run in flight has its AI message only in the journal yet: replay from before the run
+    // (messages already in `state` repeat by id, which the webview merges).
+    const from = state.active_run ? Math.min(state.active_run.after_seq, state.last_seq) : state.last_seq;
+    if (state.active_run && (state.active_run.status === "pending" || state.active_run.status === "running")) {
+      this.activeRun = { run_id: state.active_run.run_id, status: state.active_run.status };
+    }
+    this.sentSeq = from;
+    await this.subscribe(threadId, from);
+  }
+
+  private async subscribe(threadId: string, afterSeq: number): Promise<void> {
+    if (!this.attached) return;
+    const folder = await this.requireFolder();
+    await this.unsubscribe();
+    this.subscribing += 1;
+    try {
+      const { subscriptionId } = await this.deps.harness.request("events/subscribe", { workspaceFolder: folder.uri.fsPath, threadId, afterSeq });
+      if (!this.attached || this.threadId !== threadId) {
+        void this.deps.harness.request("events/unsubscribe", { subscriptionId }).catch(() => undefined);
+        return;
+      }
+      this.sub = { id: subscriptionId, threadId };
+      const early = this.early.get(subscriptionId) ?? [];
+      if (early.length > 0) this.enqueue(early);
+    } finally {
+      this.subscribing -= 1;
+      if (this.subscribing === 0) this.early.clear();
+    }
+  }
+
+  private async unsubscribe(): Promise<void> {
+    const sub = this.sub;
+    this.sub = undefined;
+    // What was counted as sent must reach the webview, or a later resubscribe would skip it.
+    this.flush();
+    if (sub) await this.deps.harness.request("events/unsubscribe", { subscriptionId: sub.id }).catch(() => undefined);
+  }
+
+  private onEvents(subscriptionId: string, events: JournalEvent[]): void {
+    if (this.sub?.id === subscriptionId) {
+      this.enqueue(events);
+    } else if (this.subscribing > 0) {
+      const buf = this.early.get(subscriptionId) ?? [];
+      buf.push(...events);
+      this.early.set(subscriptionId, buf);
+    }
+  }
+
+  private enqueue(events: JournalEvent[]): void {
+    for (const e of events) {
+      if (e.seq <= this.sentSeq) continue;
+      this.sentSeq = e.seq;
+      this.queue.push(e);
+      this.trackRun(e);
+    }
+    if (this.queue.length >= MAX_BATCH) this.flush();
+    else if (this.queue.length > 0 && !this.flushTimer) this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    const events = this.queue;
+    this.queue = [];
+    const threadId = events[0]?.thread_id;
+    // Events of a thread the panel has since left are dropped: it gets `state` for the new one.
+    if (threadId === undefined || threadId !== this.threadId) return;
+    this.post({ type: "events", threadId, events });
+  }
+
+  /** The run status line follows the thread's own events. */
+  private trackRun(e: JournalEvent): void {
+    if (e.event === "metadata") {
+      this.activeRun = { run_id: e.run_id, status: "running" };
+      this.deps.runs.started(e.run_id, e.thread_id);
+      void this.pushStatus();
+    } else if (e.event === "end") {
+      this.deps.runs.ended(e.run_id);
+      if (this.activeRun?.run_id === e.run_id) this.activeRun = undefined;
+      void this.pushStatus();
+      // A finished run may have a new title.
+      void this.guard(() => this.pushThreads());
+    }
+  }
+
+  private async pushThreads(): Promise<void> {
+    const folder = await this.folder(false);
+    const threads = folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : [];
+    this.post({ type: "threads", threads: this.scrub(threads, folder), threadId: this.threadId });
+  }
+
+  private async pushStatus(): Promise<void> {
+    const folder = await this.folder(false);
+    const restriction = await this.deps.restriction(folder);
+    const status: PanelStatus = {};
+    if (this.activeRun) status.run = this.activeRun;
+    if (this.sandbox) status.sandbox = this.sandbox;
+    if (restriction) status.restriction = restriction;
+    this.post({ type: "status", status });
+  }
+
+  private postModel(): void {
+    const model = this.model();
+    if (model) this.post({ type: "model", model, planMode: this.planMode });
+  }
+
+  private postModelsInit(): void {
+    // `init` is the only message carrying the model list; re-send it with the current threads unchanged.
+    void this.guard(async () => {
+      const folder = await this.folder(false);
+      const threads = folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : [];
+      this.post({ type: "init", threads: this.scrub(threads, folder), threadId: this.threadId, models: this.deps.models(), model: this.model() ?? null, planMode: this.planMode });
+    });
+  }
+
+  private postAttachments(): void {
+    // Names and sizes only: the host paths stay here.
+    void Promise.all(
+      this.attachments.map(async (p) => ({ name: basename(p), size: await stat(p).then((s) => s.size, () => 0) })),
+    ).then((files) => this.post({ type: "attachments", files }));
+  }
+
+  /** Thread summaries name their folder; only folders of this workspace go to the webview. */
+  private scrub(threads: ThreadSummary[], folder: vscode.WorkspaceFolder | undefined): ThreadSummary[] {
+    return threads.map((t) => ({ ...t, workspace_folder: folder && isInside(folder.uri.fsPath, t.workspace_folder) ? t.workspace_folder : "" }));
+  }
+
+  /** Artifacts carry host paths; keep those inside the folder, blank any other. */
+  private scrubState(state: ThreadStateView, folder: vscode.WorkspaceFolder): ThreadStateView {
+    return { ...state, artifacts: state.artifacts.map((a) => ({ ...a, host_path: isInside(folder.uri.fsPath, a.host_path) ? a.host_path : "" })) };
+  }
+
+  dispose(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+}
+
+function activeRunOf(t: ThreadSummary | undefined): PanelStatus["run"] {
+  const run = t?.active_run;
+  return run && (run.status === "pending" || run.status === "running") ? { run_id: run.run_id, status: run.status } : undefined;
+}

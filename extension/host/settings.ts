@@ -1,0 +1,85 @@
+/**
+ * `deerflow.*` settings → the harness's `HarnessSettings`. Settings are untrusted input (a user
+ * can type anything into settings.json), so they are parsed with a schema; a broken model entry
+ * is dropped with a log line rather than failing every run.
+ *
+ * `models` and `allowHostCommands` are machine-scoped in package.json: a workspace's
+ * .vscode/settings.json (which the agent's own tools can write) must not point a model and its
+ * key at another endpoint, nor switch host commands on.
+ */
+import * as vscode from "vscode";
+import { z } from "zod";
+import type { HarnessSettings, ModelSetting } from "../protocol/rpc.js";
+import type { ModelChoice } from "../protocol/webview.js";
+
+const SECTION = "deerflow";
+
+const ModelSettingZ = z.object({
+  name: z.string().min(1),
+  model: z.string().min(1),
+  base_url: z.string().url().optional(),
+  api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).optional(),
+  display_name: z.string().optional(),
+  supports_vision: z.boolean().optional(),
+  supports_thinking: z.boolean().optional(),
+});
+
+const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
+
+/** Reads the settings; `problems` names the entries that were ignored and why. */
+export function readSettings(workspaceTrusted: boolean): { settings: HarnessSettings; problems: string[] } {
+  const cfg = vscode.workspace.getConfiguration(SECTION);
+  const problems: string[] = [];
+  const models: ModelSetting[] = [];
+  const raw = cfg.get<unknown>("models", []);
+  for (const [i, entry] of (Array.isArray(raw) ? raw : []).entries()) {
+    const parsed = ModelSettingZ.safeParse(entry);
+    if (!parsed.success) {
+      problems.push(`deerflow.models[${i}] ignored: ${parsed.error.issues.map((x) => `${x.path.join(".") || "entry"} ${x.message}`).join("; ")}`);
+    } else if (models.some((m) => m.name === parsed.data.name)) {
+      problems.push(`deerflow.models[${i}] ignored: the name "${parsed.data.name}" is configured twice`);
+    } else {
+      models.push(parsed.data);
+    }
+  }
+  const provider = cfg.get<string>("sandboxProvider", "auto");
+  const nonEmpty = (v: string | undefined): string | undefined => (v && v.trim() ? v.trim() : undefined);
+  const settings: HarnessSettings = {
+    models,
+    sandbox: {
+      provider: provider === "local" || provider === "devcontainer" ? provider : "auto",
+      allow_host_commands: cfg.get<boolean>("allowHostCommands", false) === true,
+    },
+    workspace_trusted: workspaceTrusted,
+  };
+  const defaultModel = nonEmpty(cfg.get<string>("defaultModel"));
+  const titleModel = nonEmpty(cfg.get<string>("titleModel"));
+  if (defaultModel) settings.default_model = defaultModel;
+  if (titleModel) settings.title_model = titleModel;
+  return { settings, problems };
+}
+
+export function affectsSettings(e: vscode.ConfigurationChangeEvent): boolean {
+  return e.affectsConfiguration(SECTION);
+}
+
+/**
+ * What the model picker offers. With no configured models the harness falls back to the
+ * environment (OPENAI_BASE_URL + OPENAI_MODEL/DEERFLOW_MODEL, see models/factory.ts); the picker
+ * mirrors that single choice so the panel is never empty when the environment has a model.
+ */
+export function modelChoices(settings: HarnessSettings, env: NodeJS.ProcessEnv = process.env): ModelChoice[] {
+  if (settings.models.length > 0) {
+    return settings.models.map((m) => ({ name: m.name, label: m.display_name ?? m.name, supports_vision: m.supports_vision ?? false }));
+  }
+  const id = env["DEERFLOW_MODEL"] || env["OPENAI_MODEL"];
+  if (!env["OPENAI_BASE_URL"] && !id) return [];
+  return [{ name: id || "default", label: id || "default", supports_vision: true }];
+}
+
+/** The names the API keys go by: each model's `api_key_env`, or OPENAI_API_KEY. */
+export function apiKeyNames(settings: HarnessSettings): string[] {
+  const names = new Set<string>(settings.models.map((m) => m.api_key_env ?? DEFAULT_KEY_ENV));
+  names.add(DEFAULT_KEY_ENV);
+  return [...names].sort();
+}

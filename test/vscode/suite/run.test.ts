@@ -1,0 +1,28 @@
+/// <reference types="mocha" />
+import * as assert from "node:assert/strict";
+import * as vscode from "vscode";
+import type { HarnessToHost } from "../../../extension/protocol/rpc.js";
+import { deerflow, harnessReady, next } from "./helpers.js";
+
+describe("a run through the host", () => {
+  it("sends the prompt through runs/start (environment model) and hears runs/ended", async function () {
+    if (!process.env["OPENAI_BASE_URL"]) this.skip();
+    const api = await deerflow();
+    await harnessReady(api);
+    const threadId = await vscode.commands.executeCommand<string>("deerflow.newThread");
+    const ended = new vscode.EventEmitter<HarnessToHost["runs/ended"]>();
+    const sub = api.harness.onNotification("runs/ended", (p) => ended.fire(p));
+    try {
+      const end = next(ended.event, (p) => p.threadId === threadId, "runs/ended for the new thread", 60_000);
+      await api.session.send("Say hello.");
+      const result = await end;
+      assert.equal(result.status, "success", result.error);
+      const runs = await api.harness.request("runs/list", { workspaceFolder: vscode.workspace.workspaceFolders![0]!.uri.fsPath, threadId });
+      assert.equal(runs.length, 1);
+      assert.equal(runs[0]!.model, process.env["OPENAI_MODEL"]);
+    } finally {
+      sub.dispose();
+      ended.dispose();
+    }
+  });
+});

@@ -1,0 +1,51 @@
+/// <reference types="mocha" />
+import * as assert from "node:assert/strict";
+import * as vscode from "vscode";
+import { deerflow, folderPath, harnessReady, next } from "./helpers.js";
+
+describe("settings", () => {
+  const cfg = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("deerflow");
+
+  after(async () => {
+    for (const key of ["models", "defaultModel", "allowHostCommands"]) await cfg().update(key, undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  it("reads the defaults", async () => {
+    await deerflow();
+    assert.deepEqual(cfg().get("models"), []);
+    assert.equal(cfg().get("sandboxProvider"), "auto");
+    assert.equal(cfg().get("allowHostCommands"), false);
+  });
+
+  it("a change reaches the harness through harness/configure, and the harness applies it", async () => {
+    const api = await deerflow();
+    await harnessReady(api);
+    const configured = next(api.harness.onDidConfigure, (c) => c.settings.default_model === "two" && c.settings.models.length === 2, "harness/configure with the new models");
+    await cfg().update("models", [
+      { name: "one", model: "model-one", base_url: "http://127.0.0.1:9/v1", api_key_env: "ONE_KEY" },
+      { name: "two", model: "model-two", supports_vision: true },
+    ], vscode.ConfigurationTarget.Global);
+    await cfg().update("defaultModel", "two", vscode.ConfigurationTarget.Global);
+    const c = await configured;
+    assert.deepEqual(c.settings.models.map((m) => m.name), ["one", "two"]);
+    assert.equal(c.settings.workspace_trusted, vscode.workspace.isTrusted);
+    // The harness holds the new whitelist: a model outside it is refused, naming the configured ones.
+    const thread = await api.harness.request("threads/create", { workspaceFolder: folderPath() });
+    await assert.rejects(
+      api.harness.request("runs/start", { workspaceFolder: folderPath(), threadId: thread.thread_id, prompt: "hi", model: "three" }),
+      (err: Error & { code?: string }) => {
+        assert.match(err.message, /one/);
+        assert.equal(err.code, "unknown_model");
+        return true;
+      },
+    );
+    assert.equal(api.session.model(), "two", "the picker follows the default model");
+  });
+
+  it("allowHostCommands is passed as the sandbox policy", async () => {
+    const api = await deerflow();
+    const configured = next(api.harness.onDidConfigure, (c) => c.settings.sandbox.allow_host_commands, "harness/configure with host commands on");
+    await cfg().update("allowHostCommands", true, vscode.ConfigurationTarget.Global);
+    await configured;
+  });
+});
