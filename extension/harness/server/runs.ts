@@ -58,6 +58,7 @@ export class Runs {
     const ws = this.workspaces.get(p.workspaceFolder);
     const config = this.session.config;
     if (!ws.store.threads.get(p.threadId)) throw new HarnessError("thread_not_found", `No thread ${p.threadId} in ${p.workspaceFolder}.`);
+    if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
     // Everything that can be refused is refused before anything is written or copied.
     for (const f of p.files ?? []) {
       let isFile = false;

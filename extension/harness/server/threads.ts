@@ -109,13 +109,24 @@ export function getImage(ws: OpenWorkspace, p: RequestParams<"images/get">): Req
  * checkpoint costs a few bytes (the linear checkpointer stays linear).
  *
  * Refused while a run is active on the thread: the run's next checkpoint is built from its own
- * in-memory state and would silently undo the clear.
+ * in-memory state and would silently undo the clear; for the same reason runs/start is refused
+ * (thread_busy) while a clear is being written (OpenWorkspace.clearing).
  */
 export async function clearViewedImages(ws: OpenWorkspace, threadId: string): Promise<void> {
   requireThread(ws, threadId);
   if (ws.manager.runs.active(threadId)) {
     throw new HarnessError("thread_busy", "A run is active on this thread: clear the viewed images when it has ended.");
   }
+  if (ws.clearing.has(threadId)) return; // the same clear is already being written
+  ws.clearing.add(threadId);
+  try {
+    await writeCleared(ws, threadId);
+  } finally {
+    ws.clearing.delete(threadId);
+  }
+}
+
+async function writeCleared(ws: OpenWorkspace, threadId: string): Promise<void> {
   const saver = ws.store.checkpointer;
   const tuple = await saver.getTuple(latest(threadId));
   const current = tuple?.checkpoint.channel_values.viewed_images as Record<string, unknown> | undefined;

@@ -25,6 +25,8 @@ export interface OpenWorkspace {
   readonly folder: string;
   readonly store: WorkspaceStore;
   readonly manager: RunManager;
+  /** Threads whose viewed images are being cleared: a run may not start on them meanwhile. */
+  readonly clearing: Set<string>;
 }
 
 export interface SandboxChoice {
@@ -56,7 +58,7 @@ export class Workspaces {
       const manager = openRunSystem(store);
       const recovered = manager.recover();
       if (recovered.length > 0) this.log.info(`${folder}: ${recovered.length} run(s) of a stopped harness marked interrupted.`);
-      const ws: OpenWorkspace = { hostPath, folder: store.workspaceFolder, store, manager };
+      const ws: OpenWorkspace = { hostPath, folder: store.workspaceFolder, store, manager, clearing: new Set() };
       this.byFolder.set(folder, ws);
       this.log.debug(`Opened the harness database of ${folder} (${store.file}).`);
       return ws;
