@@ -100,46 +100,89 @@ function orphanKey(toolCallId: string): string {
   return `tool:${toolCallId}`;
 }
 
-/** Upsert one complete message. Tool messages become the result of their call. */
-export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
-  if ((m.type as string) === "remove") return m.id ? remove(t, m.id) : t;
-  if (m.type === "tool") {
-    return applyToolResult(t, {
-      toolCallId: m.tool_call_id ?? "",
-      messageId: m.id ?? "",
-      content: contentText(m.content),
-      status: m.status === "error" ? "error" : "success",
-      name: m.name,
-    });
-  }
+/** The view of a complete human/AI message, or null when the UI hides it. Results are attached by the caller. */
+export function messageView(m: WireMessage): { key: string; view: MessageView | null } {
   const text = m.type === "human" && typeof m.additional_kwargs?.original_user_content === "string"
     ? m.additional_kwargs.original_user_content
     : contentText(m.content);
   const key = m.id ?? `anon:${m.type}:${text}`;
-  if (isHidden(m)) return remove(t, key);
-
-  const at = t.index.get(key);
-  const prev = at === undefined ? undefined : t.messages[at];
-  const prevCalls = new Map((prev?.toolCalls ?? []).map((c) => [c.id, c]));
-  const calls: ToolCallView[] = (m.tool_calls ?? []).map((c) => ({
+  if (isHidden(m)) return { key, view: null };
+  const toolCalls: ToolCallView[] = (m.tool_calls ?? []).map((c) => ({
     id: c.id,
     name: c.name,
     args: isRecord(c.args) ? c.args : {},
     argsText: "",
-    result: prevCalls.get(c.id)?.result,
+    result: undefined,
   }));
-  const adopted = adoptCalls(t, key, calls);
-  const view: MessageView = {
-    key,
-    role: m.type === "human" ? "human" : "ai",
-    text,
-    streaming: false,
-    toolCalls: adopted.calls,
-    files: fileNames(m.additional_kwargs),
+  return { key, view: { key, role: m.type === "human" ? "human" : "ai", text, streaming: false, toolCalls, files: fileNames(m.additional_kwargs) } };
+}
+
+function toolResultOf(m: WireMessage): ToolResultInput {
+  return {
+    toolCallId: m.tool_call_id ?? "",
+    messageId: m.id ?? "",
+    content: contentText(m.content),
+    status: m.status === "error" ? "error" : "success",
+    name: m.name,
   };
+}
+
+/** Upsert one complete message. Tool messages become the result of their call. */
+export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
+  if ((m.type as string) === "remove") return m.id ? remove(t, m.id) : t;
+  if (m.type === "tool") return applyToolResult(t, toolResultOf(m));
+  const { key, view } = messageView(m);
+  if (!view) return remove(t, key);
+
+  const at = t.index.get(key);
+  const prevCalls = new Map((at === undefined ? [] : t.messages[at]?.toolCalls ?? []).map((c) => [c.id, c]));
+  const adopted = adoptCalls(t, key, view.toolCalls.map((c) => ({ ...c, result: prevCalls.get(c.id)?.result })));
+  const next: MessageView = { ...view, toolCalls: adopted.calls };
   const after = adopted.t;
   const i = after.index.get(key);
-  return i === undefined ? append(after, view) : replaceAt(after, i, view);
+  return i === undefined ? append(after, next) : replaceAt(after, i, next);
+}
+
+/**
+ * A whole snapshot at once, in one pass (upserting one by one copies the list per message:
+ * quadratic, seconds for a 10,000-message thread). Same rules as upsertMessage.
+ */
+export function buildMessages(t: ThreadView, wire: readonly WireMessage[]): ThreadView {
+  const messages: MessageView[] = [];
+  const index = new Map<string, number>();
+  const callOwner = new Map<string, string>();
+  const pendingResults = new Map<string, ToolResultView>();
+  const put = (m: MessageView): void => {
+    const i = index.get(m.key);
+    if (i === undefined) {
+      index.set(m.key, messages.length);
+      messages.push(m);
+    } else {
+      messages[i] = m;
+    }
+  };
+  for (const m of wire) {
+    if (m.type === "tool") {
+      const r = toolResultOf(m);
+      const result: ToolResultView = { messageId: r.messageId, content: r.content, status: r.status };
+      const owner = callOwner.get(r.toolCallId);
+      const i = owner === undefined ? undefined : index.get(owner);
+      const msg = i === undefined ? undefined : messages[i];
+      if (msg && i !== undefined) {
+        messages[i] = { ...msg, toolCalls: msg.toolCalls.map((c) => (c.id === r.toolCallId ? { ...c, result } : c)) };
+      } else {
+        pendingResults.set(r.toolCallId, result);
+        put({ key: orphanKey(r.toolCallId), role: "tool", text: r.content, streaming: false, toolCalls: [], files: [], toolName: r.name ?? "tool" });
+      }
+      continue;
+    }
+    if ((m.type as string) === "remove" || m.type === "system") continue;
+    const { key, view } = messageView(m);
+    if (!view) continue;
+    for (const c of view.toolCalls) if (c.id) callOwner.set(c.id, key);
+    put(view);
+  }
+  return { ...t, messages, index, callOwner, pendingResults };
 }
 
 export interface ToolResultInput {

@@ -5,7 +5,7 @@
  */
 import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
-import { appendError, applyChunk, endStreaming, isRecord, upsertMessage } from "./messages.js";
+import { appendError, applyChunk, buildMessages, endStreaming, isRecord, upsertMessage } from "./messages.js";
 import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
 
 export function emptyThread(threadId: string): ThreadView {
@@ -26,8 +26,7 @@ export function emptyThread(threadId: string): ThreadView {
 }
 
 export function fromState(s: ThreadStateView): ThreadView {
-  let t = emptyThread(s.thread_id);
-  for (const m of s.messages) t = upsertMessage(t, m);
+  const t = buildMessages(emptyThread(s.thread_id), s.messages);
   return {
     ...t,
     title: s.title,

@@ -223,3 +223,31 @@ test("images and host errors are kept; model changes apply", () => {
   s = reduce(s, { type: "attachments", files: [{ name: "a.txt", size: 3 }] });
   assert.deepEqual(s.attachments, [{ name: "a.txt", size: 3 }]);
 });
+
+test("a snapshot builds the same view as upserting its messages one by one", () => {
+  const wire = [
+    human("h1", "q") as never,
+    { type: "system", content: "sys" } as never,
+    ai("a1", "looking", [{ id: "c1", name: "ls", args: { path: "/" } }, { id: "c2", name: "cat", args: {} }]) as never,
+    toolMsg("t1", "c1", "ls", "a b") as never,
+    toolMsg("t2", "c2", "cat", "nope", "error") as never,
+    toolMsg("t3", "zz", "bash", "orphan") as never,
+    human("ctx", "hidden", { additional_kwargs: { hide_from_ui: true } }) as never,
+    ai("a2", "done") as never,
+  ];
+  const bulk = run(stateMsg({ messages: wire }));
+  let one = run(stateMsg());
+  one = reduce(one, { type: "events", threadId: T, events: [{ seq: 1, event: "updates", run_id: "r", thread_id: T, data: { n: { messages: wire } } }] });
+  assert.deepEqual(bulk.thread?.messages, one.thread?.messages);
+  assert.deepEqual([...bulk.thread!.callOwner], [...one.thread!.callOwner]);
+});
+
+test("a 10,000-message snapshot is built in linear time", () => {
+  const messages = Array.from({ length: 10_000 }, (_, i) =>
+    (i % 2 ? ai(`a${i}`, "answer", i % 4 === 1 ? [{ id: `c${i}`, name: "bash", args: {} }] : undefined) : human(`h${i}`, "question")) as never);
+  const t0 = performance.now();
+  const s = run(stateMsg({ messages }));
+  const ms = performance.now() - t0;
+  assert.equal(s.thread?.messages.length, 10_000);
+  assert.ok(ms < 500, `took ${ms.toFixed(0)}ms`);
+});

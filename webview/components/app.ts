@@ -1,0 +1,55 @@
+/**
+ * The panel's layout: header (title, threads, run status), the message list, the thread's side
+ * lists, the composer, and a dismissible notice for host errors. `render` is called at most once
+ * per animation frame with the latest state; each part compares its slice by identity and
+ * leaves its DOM alone when nothing changed.
+ */
+import type { WebviewToHost } from "../../extension/protocol/webview.js";
+import type { PanelState } from "../store.js";
+import { isRunActive } from "../store.js";
+import { Composer } from "./composer.js";
+import { h, iconButton, setText } from "./dom.js";
+import { Header } from "./header.js";
+import { MessageList } from "./messageList.js";
+import { ThreadPanels } from "./threadPanels.js";
+
+export class App {
+  private readonly header: Header;
+  private readonly list: MessageList;
+  private readonly panels: ThreadPanels;
+  private readonly composer: Composer;
+  private readonly noticeText = h("span", { class: "notice-text" });
+  private readonly notice: HTMLElement;
+
+  constructor(root: HTMLElement, post: (m: WebviewToHost) => void, schedule: () => void, dismiss: () => void) {
+    this.header = new Header(post);
+    this.list = new MessageList(schedule);
+    this.panels = new ThreadPanels(post);
+    this.composer = new Composer(post);
+    this.notice = h("div", { id: "notice", testid: "notice", class: "notice", attrs: { role: "alert", hidden: true } },
+      this.noticeText, iconButton("close", "Dismiss", dismiss, "dismiss-notice"));
+    root.replaceChildren(
+      h("div", { class: "panel" },
+        this.header.root,
+        this.notice,
+        h("main", { class: "messages-wrap" }, this.list.root, this.list.jumpButton),
+        this.panels.root,
+        this.composer.root,
+      ),
+    );
+  }
+
+  render(s: PanelState): void {
+    this.header.update(s);
+    this.notice.hidden = s.notice === null;
+    setText(this.noticeText, s.notice ?? "");
+    const empty = s.threadId === null ? "Start a conversation: type a message below." : s.thread ? "No messages yet." : "Loading thread…";
+    this.list.update(s.thread?.threadId ?? null, s.thread?.messages ?? [], isRunActive(s), empty);
+    this.panels.update(s);
+    this.composer.update(s);
+  }
+
+  focusInput(): void {
+    this.composer.input.focus();
+  }
+}

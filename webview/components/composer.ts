@@ -1,0 +1,86 @@
+/**
+ * The message box. Enter sends, Shift+Enter is a newline (IME composition is left alone); Send is
+ * disabled while a run is active, since the host rejects a second run on a thread. Attachments
+ * are picked by the host (a native file dialog), listed here with a remove button each.
+ */
+import type { ModelChoice, WebviewToHost } from "../../extension/protocol/webview.js";
+import type { PanelState } from "../store.js";
+import { isRunActive } from "../store.js";
+import { formatSize, h, icon, iconButton } from "./dom.js";
+
+interface SelectLike extends HTMLElement {
+  value: string;
+}
+interface CheckboxLike extends HTMLElement {
+  checked: boolean;
+}
+
+export class Composer {
+  readonly root: HTMLElement;
+  readonly input = h("textarea", {
+    id: "message-input",
+    testid: "message-input",
+    class: "message-input",
+    attrs: { "aria-label": "Message", rows: "3", placeholder: "Ask DeerFlow… (Enter to send, Shift+Enter for a new line)" },
+  });
+  private readonly send: HTMLElement;
+  private readonly attachList = h("ul", { id: "attachments", testid: "attachments", class: "attachments", attrs: { "aria-label": "Attachments", hidden: true } });
+  private readonly model = h("vscode-single-select", { id: "model-picker", testid: "model-picker", class: "model-picker", attrs: { label: "Model", "aria-label": "Model" } }) as SelectLike;
+  private readonly plan = h("vscode-checkbox", { id: "plan-mode", testid: "plan-mode", attrs: { toggle: true, label: "Plan mode", title: "Plan mode: the agent keeps a todo list" } }) as CheckboxLike;
+  private models: readonly ModelChoice[] = [];
+  private attachments: PanelState["attachments"] = [];
+  private active = false;
+
+  constructor(private readonly post: (m: WebviewToHost) => void) {
+    this.send = h("vscode-button", { id: "send", testid: "send", attrs: { "aria-label": "Send", title: "Send (Enter)" }, on: { click: () => this.submit() } }, icon("send"), h("span", { text: "Send" }));
+    const attach = h("vscode-button", {
+      id: "attach",
+      testid: "attach",
+      attrs: { secondary: true, "icon-only": true, "aria-label": "Attach files", title: "Attach files…" },
+      on: { click: () => this.post({ type: "attachFiles" }) },
+    }, icon("attach"));
+    this.input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Enter" && !ev.shiftKey && !ev.altKey && !ev.isComposing) {
+        ev.preventDefault();
+        this.submit();
+      }
+    });
+    this.model.addEventListener("change", () => {
+      if (this.model.value) this.post({ type: "selectModel", name: this.model.value });
+    });
+    this.plan.addEventListener("change", () => this.post({ type: "setPlanMode", enabled: this.plan.checked }));
+    this.root = h("form", { id: "composer", class: "composer", attrs: { "aria-label": "Compose" }, on: { submit: (ev) => { ev.preventDefault(); this.submit(); } } },
+      this.attachList,
+      this.input,
+      h("div", { class: "composer-row" }, attach, this.model, this.plan, h("span", { class: "spacer" }), this.send),
+    );
+  }
+
+  private submit(): void {
+    const text = this.input.value.trim();
+    if (!text || this.active) return;
+    this.post({ type: "send", text });
+    this.input.value = "";
+  }
+
+  update(s: PanelState): void {
+    this.active = isRunActive(s);
+    this.send.toggleAttribute("disabled", this.active);
+    this.send.title = this.active ? "A run is in progress" : "Send (Enter)";
+    if (s.models !== this.models) {
+      this.models = s.models;
+      this.model.replaceChildren(...s.models.map((m) => h("vscode-option", { attrs: { value: m.name, description: m.supports_vision ? "vision" : undefined } }, m.label || m.name)));
+      this.model.hidden = s.models.length === 0;
+    }
+    if (s.model !== null && this.model.value !== s.model) this.model.value = s.model;
+    if (this.plan.checked !== s.planMode) this.plan.checked = s.planMode;
+    if (s.attachments !== this.attachments) {
+      this.attachments = s.attachments;
+      this.attachList.hidden = s.attachments.length === 0;
+      this.attachList.replaceChildren(...s.attachments.map((f, index) =>
+        h("li", { class: "attachment", testid: "attachment" },
+          icon("file"), h("span", { class: "attachment-name", text: f.name }), h("span", { class: "muted", text: formatSize(f.size) }),
+          iconButton("close", `Remove ${f.name}`, () => this.post({ type: "removeAttachment", index }), "remove-attachment"))));
+    }
+  }
+}

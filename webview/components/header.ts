@@ -1,0 +1,120 @@
+/**
+ * Top of the panel: the thread title with the thread switcher and "new thread", then the run
+ * status line with Cancel. The status line is a live region so a finished or failed run is
+ * announced; Cancel is shown only while a run is active (it cancels the run, never the thread).
+ */
+import type { WebviewToHost } from "../../extension/protocol/webview.js";
+import type { PanelState } from "../store.js";
+import { isRunActive, runPhase } from "../store.js";
+import type { RunPhase } from "../store.js";
+import { h, icon, setText } from "./dom.js";
+import { ThreadList, threadLabel } from "./threadList.js";
+
+const PHASE_TEXT: Record<RunPhase, string> = {
+  idle: "Ready",
+  pending: "Starting…",
+  running: "Running…",
+  success: "Done",
+  error: "Failed",
+  timeout: "Timed out",
+  interrupted: "Cancelled",
+};
+
+const PHASE_ICON: Record<RunPhase, string> = {
+  idle: "circle-large-outline",
+  pending: "loading",
+  running: "loading",
+  success: "pass",
+  error: "error",
+  timeout: "watch",
+  interrupted: "debug-stop",
+};
+
+export class Header {
+  readonly root: HTMLElement;
+  private readonly title = h("h1", { id: "thread-title", testid: "thread-title", class: "thread-title" });
+  private readonly toggle: HTMLButtonElement;
+  private readonly list: ThreadList;
+  private readonly statusText = h("span", { class: "run-status-text" });
+  private readonly statusIcon = h("span", { attrs: { "aria-hidden": "true" } });
+  private readonly statusDetail = h("span", { class: "run-status-detail" });
+  private readonly status = h("div", { id: "run-status", testid: "run-status", class: "run-status", attrs: { role: "status", "aria-live": "polite" } }, this.statusIcon, this.statusText, this.statusDetail);
+  private readonly cancel: HTMLElement;
+  private readonly restriction = h("div", { class: "restriction", testid: "restriction", attrs: { hidden: true } });
+
+  constructor(private readonly post: (m: WebviewToHost) => void) {
+    this.list = new ThreadList(post, () => this.setListOpen(false));
+    this.toggle = h("button", {
+      id: "thread-list-toggle",
+      class: "icon-button",
+      testid: "thread-list-toggle",
+      attrs: { type: "button", "aria-label": "Threads", title: "Threads", "aria-expanded": "false", "aria-controls": "thread-list" },
+      on: { click: () => this.setListOpen(this.list.root.hidden) },
+    }, icon("list-unordered"));
+    const newThread = h("vscode-button", {
+      id: "new-thread",
+      testid: "new-thread",
+      attrs: { secondary: true, "icon-only": true, "aria-label": "New thread", title: "New thread" },
+      on: { click: () => this.post({ type: "newThread" }) },
+    }, icon("add"));
+    this.cancel = h("vscode-button", {
+      id: "cancel",
+      testid: "cancel",
+      attrs: { secondary: true, "aria-label": "Cancel", hidden: true },
+      on: { click: () => this.post({ type: "cancel" }) },
+    }, icon("debug-stop"), h("span", { text: "Cancel" }));
+    this.list.root.addEventListener("keydown", (ev) => {
+      if (ev.key === "Escape") { this.setListOpen(false); this.toggle.focus(); }
+    });
+    this.root = h("header", { class: "panel-header" },
+      h("div", { class: "title-row" }, this.toggle, this.title, newThread),
+      this.list.root,
+      h("div", { class: "run-row" }, this.status, this.cancel),
+      this.restriction,
+    );
+  }
+
+  private setListOpen(open: boolean): void {
+    this.list.root.hidden = !open;
+    this.toggle.setAttribute("aria-expanded", String(open));
+    if (open) this.list.root.querySelector<HTMLElement>("[aria-current=true], button")?.focus();
+  }
+
+  update(s: PanelState): void {
+    const summary = s.threads.find((t) => t.thread_id === s.threadId);
+    const title = s.thread?.title ?? summary?.title ?? null;
+    setText(this.title, s.threadId ? threadLabel({ title }) : "DeerFlow");
+    this.title.title = this.title.textContent ?? "";
+    this.list.update(s.threads, s.threadId);
+
+    const phase = runPhase(s);
+    const active = isRunActive(s);
+    const run = s.thread?.run;
+    const needsUser = !active && awaitingAnswer(s);
+    this.status.dataset.status = phase;
+    this.status.toggleAttribute("data-needs-user", needsUser);
+    setText(this.statusText, needsUser ? "Waiting for your answer" : PHASE_TEXT[phase]);
+    this.statusIcon.className = `codicon codicon-${needsUser ? "question" : PHASE_ICON[phase]}${active ? " codicon-modifier-spin" : ""}`;
+    const sandbox = s.status?.sandbox;
+    const detail = active && run?.retry ? run.retry
+      : sandbox?.state === "starting" ? `Starting ${sandbox.kind === "devcontainer" ? "dev container" : "sandbox"}…`
+      : sandbox?.state === "error" ? `Sandbox error${sandbox.detail ? `: ${sandbox.detail}` : ""}`
+      : phase === "error" || phase === "timeout" ? (run?.error ?? "")
+      : "";
+    setText(this.statusDetail, detail);
+    this.cancel.hidden = !active;
+    this.restriction.hidden = !s.status?.restriction;
+    setText(this.restriction, s.status?.restriction ?? "");
+  }
+}
+
+/** The last AI turn asked for clarification and the user has not answered yet. */
+function awaitingAnswer(s: PanelState): boolean {
+  const msgs = s.thread?.messages ?? [];
+  for (let i = msgs.length - 1; i >= 0; i--) {
+    const m = msgs[i]!;
+    if (m.role === "human") return false;
+    if (m.role === "ai") return m.toolCalls.some((c) => c.name === "ask_clarification" && c.result !== undefined);
+  }
+  return false;
+}

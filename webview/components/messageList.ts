@@ -1,0 +1,187 @@
+/**
+ * The virtualized message list. Only rows intersecting the viewport (plus overscan) are in the
+ * DOM, between two spacers sized from measured heights (estimated for rows never seen). A row's
+ * element is rebuilt only when its MessageView changed, so a token touches one row, once per
+ * frame. Scroll stays pinned to the bottom while streaming unless the user scrolled up; then the
+ * first visible row is kept where it was while heights above it settle.
+ */
+import type { MessageView } from "../model/types.js";
+import { HeightCache, buildOffsets, computeWindow, rowAt } from "../model/virtual.js";
+import { h, icon } from "./dom.js";
+import { createRow, patchRow } from "./messageItem.js";
+import type { RowContext } from "./messageItem.js";
+
+const OVERSCAN_PX = 600;
+const PIN_SLACK_PX = 32;
+
+interface Rendered {
+  el: HTMLElement;
+  msg: MessageView;
+}
+
+export class MessageList {
+  readonly root: HTMLElement;
+  private readonly top = h("div", { class: "vlist-pad", attrs: { "aria-hidden": "true" } });
+  private readonly bottom = h("div", { class: "vlist-pad", attrs: { "aria-hidden": "true" } });
+  private readonly items = h("div", { class: "vlist-items" });
+  private readonly empty = h("div", { class: "messages-empty", testid: "messages-empty" });
+  private readonly jump: HTMLButtonElement;
+  private readonly heights = new HeightCache(72);
+  private readonly rendered = new Map<string, Rendered>();
+  private readonly resize: ResizeObserver;
+  private messages: readonly MessageView[] = [];
+  private offsets: Float64Array = new Float64Array(1);
+  private offsetsDirty = true;
+  private pinned = true;
+  private ctx: RowContext = { runEnded: true, openCalls: new Set() };
+  private threadId: string | null = null;
+
+  constructor(private readonly schedule: () => void) {
+    this.root = h("div", {
+      id: "messages",
+      testid: "messages",
+      class: "messages",
+      // A chat transcript; aria-busy while a run streams so screen readers wait for whole messages.
+      attrs: { role: "log", "aria-label": "Messages", tabindex: "0" },
+    }, this.top, this.items, this.bottom, this.empty);
+    this.jump = h("button", {
+      class: "jump-latest",
+      testid: "jump-latest",
+      attrs: { type: "button", "aria-label": "Scroll to latest", title: "Scroll to latest", hidden: true },
+      on: { click: () => this.scrollToBottom() },
+    }, icon("arrow-down"));
+    this.root.addEventListener("scroll", () => {
+      const gap = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight;
+      this.pinned = gap <= PIN_SLACK_PX;
+      this.jump.hidden = this.pinned;
+      this.schedule();
+    }, { passive: true });
+    this.resize = new ResizeObserver((entries) => {
+      let changed = false;
+      for (const e of entries) {
+        const key = (e.target as HTMLElement).dataset.key;
+        if (key && this.rendered.has(key)) changed = this.heights.set(key, (e.target as HTMLElement).offsetHeight) || changed;
+      }
+      if (changed) {
+        this.offsetsDirty = true;
+        this.schedule();
+      }
+    });
+  }
+
+  /** The jump button lives outside the scroller so it stays put. */
+  get jumpButton(): HTMLButtonElement {
+    return this.jump;
+  }
+
+  scrollToBottom(): void {
+    this.pinned = true;
+    this.jump.hidden = true;
+    this.schedule();
+  }
+
+  update(threadId: string | null, messages: readonly MessageView[], runActive: boolean, emptyText: string): void {
+    if (threadId !== this.threadId) {
+      // Another thread: nothing measured or rendered carries over.
+      this.threadId = threadId;
+      for (const r of this.rendered.values()) this.resize.unobserve(r.el);
+      this.rendered.clear();
+      this.items.replaceChildren();
+      this.heights.clear();
+      this.ctx = { runEnded: !runActive, openCalls: new Set() };
+      this.pinned = true;
+      this.offsetsDirty = true;
+    }
+    if (messages !== this.messages) {
+      this.messages = messages;
+      this.offsetsDirty = true;
+    }
+    if (this.ctx.runEnded === runActive) {
+      // Pending tool calls read differently once the run is over: refresh the rows on screen.
+      this.ctx = { ...this.ctx, runEnded: !runActive };
+      for (const r of this.rendered.values()) patchRow(r.el, undefined, r.msg, this.ctx);
+    }
+    this.root.setAttribute("aria-busy", String(runActive));
+    this.empty.hidden = messages.length > 0;
+    this.empty.textContent = emptyText;
+    this.layout();
+  }
+
+  private ensureOffsets(): void {
+    if (!this.offsetsDirty) return;
+    const msgs = this.messages;
+    this.offsets = buildOffsets(msgs.length, (i) => this.heights.get(msgs[i]!.key));
+    this.offsetsDirty = false;
+  }
+
+  /** Render the window, measure it, and repeat while measurements move it (at most 3 passes). */
+  private layout(): void {
+    const viewport = this.root.clientHeight || 600;
+    // The row at the top edge and how far into it we are: restored after heights change.
+    this.ensureOffsets();
+    const anchorIndex = rowAt(this.offsets, this.root.scrollTop);
+    const anchorKey = this.messages[anchorIndex]?.key;
+    const anchorDelta = this.root.scrollTop - (this.offsets[anchorIndex] ?? 0);
+
+    for (let pass = 0; pass < 3; pass++) {
+      this.ensureOffsets();
+      const total = this.offsets[this.messages.length] ?? 0;
+      const scrollTop = this.pinned ? Math.max(0, total - viewport) : this.root.scrollTop;
+      const w = computeWindow(this.offsets, scrollTop, viewport, OVERSCAN_PX);
+      this.reconcile(w.start, w.end);
+      this.top.style.height = `${w.padTop}px`;
+      this.bottom.style.height = `${w.padBottom}px`;
+      let moved = false;
+      for (let i = w.start; i < w.end; i++) {
+        const key = this.messages[i]!.key;
+        const el = this.rendered.get(key)?.el;
+        if (el && this.heights.set(key, el.offsetHeight)) moved = true;
+      }
+      if (moved) this.offsetsDirty = true;
+      if (!moved) break;
+    }
+    this.ensureOffsets();
+    if (this.pinned) {
+      this.root.scrollTop = this.root.scrollHeight;
+    } else if (anchorKey !== undefined) {
+      const i = this.indexOf(anchorKey, anchorIndex);
+      if (i >= 0) {
+        const want = (this.offsets[i] ?? 0) + anchorDelta;
+        if (Math.abs(this.root.scrollTop - want) > 1) this.root.scrollTop = want;
+      }
+    }
+  }
+
+  private indexOf(key: string, hint: number): number {
+    if (this.messages[hint]?.key === key) return hint;
+    return this.messages.findIndex((m) => m.key === key);
+  }
+
+  /** Makes the DOM hold exactly rows [start, end), in order, each up to date. */
+  private reconcile(start: number, end: number): void {
+    const want = new Set<string>();
+    for (let i = start; i < end; i++) want.add(this.messages[i]!.key);
+    for (const [key, r] of this.rendered) {
+      if (!want.has(key)) {
+        this.resize.unobserve(r.el);
+        r.el.remove();
+        this.rendered.delete(key);
+      }
+    }
+    let cursor: ChildNode | null = this.items.firstChild;
+    for (let i = start; i < end; i++) {
+      const msg = this.messages[i]!;
+      let r = this.rendered.get(msg.key);
+      if (!r) {
+        r = { el: createRow(msg, this.ctx), msg };
+        this.rendered.set(msg.key, r);
+        this.resize.observe(r.el);
+      } else if (r.msg !== msg) {
+        patchRow(r.el, r.msg, msg, this.ctx);
+        r.msg = msg;
+      }
+      if (r.el !== cursor) this.items.insertBefore(r.el, cursor);
+      else cursor = cursor.nextSibling;
+    }
+  }
+}

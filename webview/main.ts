@@ -1,0 +1,69 @@
+/**
+ * Webview entry (bundled to dist/webview.js). Host messages are validated, folded into the store,
+ * and rendered at most once per animation frame, so a burst of token events costs one paint.
+ * After each render the {threadId, lastSeq} a reload needs is saved with setState; `ready`
+ * carries it back so the host can replay the journal from there.
+ */
+import "@vscode-elements/elements/dist/vscode-button/index.js";
+import "@vscode-elements/elements/dist/vscode-checkbox/index.js";
+import "@vscode-elements/elements/dist/vscode-single-select/index.js";
+import "@vscode-elements/elements/dist/vscode-option/index.js";
+import { App } from "./components/app.js";
+import { parseHostMessage } from "./model/guard.js";
+import { dismissNotice, initialState, persisted, reduce } from "./store.js";
+import type { PanelState } from "./store.js";
+import { connect } from "./vscodeApi.js";
+import type { SavedState } from "./vscodeApi.js";
+
+const port = connect();
+let state: PanelState = initialState;
+let frame = 0;
+let saved: SavedState = port.saved();
+
+const app = new App(document.getElementById("app") ?? document.body, (m) => port.post(m), schedule, () => dispatch(dismissNotice(state)));
+
+function schedule(): void {
+  if (frame === 0) frame = requestAnimationFrame(paint);
+}
+
+function dispatch(next: PanelState): void {
+  if (next === state) return;
+  state = next;
+  schedule();
+}
+
+function paint(): void {
+  frame = 0;
+  try {
+    app.render(state);
+  } catch (err) {
+    // A rendering bug must not take the panel down with it: the next state gets another try.
+    console.error("DeerFlow panel: render failed", err);
+  }
+  const p = persisted(state);
+  if (p.threadId !== saved.threadId || p.lastSeq !== saved.lastSeq) {
+    saved = p;
+    port.save(p);
+  }
+}
+
+window.addEventListener("message", (ev: MessageEvent<unknown>) => {
+  const msg = parseHostMessage(ev.data);
+  if (!msg) return;
+  try {
+    dispatch(reduce(state, msg));
+  } catch (err) {
+    console.warn("DeerFlow panel: ignoring a host message the store could not apply", msg.type, err);
+  }
+});
+
+// Ctrl/Cmd+L focuses the message box from anywhere in the panel (as VS Code's chat does).
+window.addEventListener("keydown", (ev) => {
+  if ((ev.ctrlKey || ev.metaKey) && ev.key.toLowerCase() === "l") {
+    ev.preventDefault();
+    app.focusInput();
+  }
+});
+
+schedule();
+port.post({ type: "ready", ...saved });
