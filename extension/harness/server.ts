@@ -36,7 +36,10 @@ routeConsole(log);
 const session = new Session();
 const workspaces = new Workspaces(session, log, (p) => notify("sandbox/status", p));
 const runs = new Runs(session, workspaces, log, (p) => notify("runs/ended", p));
-const subscriptions = new Subscriptions((p) => notify("events/event", p));
+const subscriptions = new Subscriptions(
+  (p) => notify("events/event", p),
+  (ws, e) => runs.foreignEvent(ws, e),
+);
 registerHandlers(connection, { session, workspaces, runs, subscriptions, log, version: pkg.version });
 
 connection.onInitialize(() => ({ capabilities: {}, serverInfo: { name: "deerflow-harness", version: pkg.version } }));

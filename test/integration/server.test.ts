@@ -172,6 +172,26 @@ test("a run that ends on a clarification question is announced with needsUser", 
   }
 });
 
+test("a run another process writes (the CLI on the same folder) streams to subscribers live and is announced", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const h = await initialized(dataDir);
+  try {
+    model.setScript([{ content: "Answered through the CLI." }]);
+    const t = await h.request("threads/create", { workspaceFolder: workspace });
+    const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: workspace, threadId: t.thread_id, afterSeq: 0 });
+    const cli = await runCli(["run", "--workspace", workspace, "--data-dir", dataDir, "--thread", t.thread_id, "--base-url", model.url, "--model", "scripted", "--prompt", "hi"]);
+    assert.equal(cli.code, 0, cli.stderr);
+    const runId = cli.lines.at(-1)!.run_id as string;
+    const end = await h.waitEvent(subscriptionId, (e) => e.event === "end");
+    assert.equal(end.run_id, runId);
+    assert.deepEqual(h.events(subscriptionId).map((e) => e.seq), cli.lines.map((l) => l.seq), "every event once, in order");
+    const ended = await h.waitNote("runs/ended", (p) => p.runId === runId);
+    assert.equal(ended.status, "success");
+  } finally {
+    await h.close();
+  }
+});
+
 test("runs/cancel stops a hanging run at once: end interrupted, the model request aborted", async () => {
   const { workspace, dataDir } = sandboxDirs();
   const h = await initialized(dataDir);

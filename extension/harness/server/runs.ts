@@ -19,6 +19,7 @@ import { executeRun } from "../runs/worker.js";
 import type { Admission } from "../runs/manager.js";
 import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.js";
 import type { UploadedFile } from "../state/threadState.js";
+import type { StoredEvent } from "../store/events.js";
 import { ensureThreadDirs } from "../threads/threadDirs.js";
 import { awaitingClarification } from "../middlewares/clarification.js";
 import type { Logger } from "./logger.js";
@@ -46,6 +47,8 @@ export function runSummary(r: RunRecord): RunSummary {
 export class Runs {
   /** Runs this process executes, until their end is journaled and announced. */
   private readonly local = new Map<string, LocalRun>();
+  /** Runs of other processes already announced (a bounded memory: only recent ends matter). */
+  private readonly foreignAnnounced = new Set<string>();
 
   constructor(
     private readonly session: Session,
@@ -161,6 +164,25 @@ export class Runs {
     const tuple = await ws.store.checkpointer.getTuple({ configurable: { thread_id: run.thread_id, checkpoint_ns: "" } });
     const messages = tuple?.checkpoint.channel_values.messages as BaseMessage[] | undefined;
     return messages ? awaitingClarification(messages) : false;
+  }
+
+  /**
+   * A run of another process (a second window on the folder, the CLI) ended, as seen by a
+   * subscription following the database: announced like this process's own runs.
+   */
+  foreignEvent(ws: OpenWorkspace, e: StoredEvent): void {
+    if (e.event !== "end" || this.local.has(e.run_id) || this.foreignAnnounced.has(e.run_id)) return;
+    this.foreignAnnounced.add(e.run_id);
+    if (this.foreignAnnounced.size > 1000) this.foreignAnnounced.delete(this.foreignAnnounced.values().next().value!);
+    const d = e.data as { status: FinalRunStatus; error?: string; stop_reason?: string };
+    this.sendEnded({
+      workspaceFolder: ws.hostPath,
+      threadId: e.thread_id,
+      runId: e.run_id,
+      status: d.status,
+      ...(d.error ? { error: d.error } : {}),
+      ...(d.status === "success" && d.stop_reason === "clarification" ? { needsUser: true } : {}),
+    });
   }
 
   cancel(p: RequestParams<"runs/cancel">): RequestResult<"runs/cancel"> {

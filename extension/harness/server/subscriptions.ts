@@ -1,13 +1,18 @@
 /**
  * `events/subscribe`: replay a thread's journal after `afterSeq`, then follow it live, as
- * `events/event` notifications. The journal guarantees no gap and no duplicate at the seam
- * (runs/journal.ts); this adds batching: events produced in one tick of the event loop (a replay,
- * a burst of stream items) go out as one notification, so a long stream costs the host one
- * message per tick rather than one per token.
+ * `events/event` notifications. The journal guarantees no gap and no duplicate at the seam for
+ * this process's own appends (runs/journal.ts). Events another process writes to the same
+ * database (a second VS Code window on the folder, the CLI) are followed too: a watch on the
+ * database directory wakes a read of what is new, and `seq` keeps the two paths from ever
+ * delivering an event twice.
  *
+ * Batching: events produced in one tick of the event loop (a replay, a burst of stream items) go
+ * out as one notification, so a long stream costs the host one message per tick, not per token.
  * Subscriptions belong to the connection: all of them end when it closes.
  */
 import { randomUUID } from "node:crypto";
+import { watch, type FSWatcher } from "node:fs";
+import { dirname } from "node:path";
 import type { HarnessToHost, JournalEvent } from "../../protocol/rpc.js";
 import type { RunEvent } from "../../protocol/events.js";
 import type { StoredEvent } from "../store/events.js";
@@ -17,44 +22,72 @@ import type { OpenWorkspace } from "./workspaces.js";
 const MAX_BATCH = 500;
 
 type Send = (params: HarnessToHost["events/event"]) => void;
+/** An event another process journaled (seen by the database watch, not by this journal). */
+type OnForeign = (ws: OpenWorkspace, event: StoredEvent) => void;
 
 export function toJournalEvent(e: StoredEvent): JournalEvent {
   return { seq: e.seq, run_id: e.run_id, thread_id: e.thread_id, event: e.event, data: e.data } as RunEvent & { seq: number };
 }
 
 interface Subscription {
+  ws: OpenWorkspace;
+  /** Reads events stored by other processes since the last delivered seq. */
+  catchUp(): void;
   stop(): void;
+}
+
+/** One directory watch per workspace database, shared by its subscriptions. */
+interface DbWatch {
+  watcher: FSWatcher;
+  subs: Set<Subscription>;
+  pending: NodeJS.Immediate | undefined;
 }
 
 export class Subscriptions {
   private readonly subs = new Map<string, Subscription>();
+  private readonly watches = new Map<string, DbWatch>();
 
-  constructor(private readonly send: Send) {}
+  constructor(
+    private readonly send: Send,
+    private readonly onForeign: OnForeign = () => undefined,
+  ) {}
 
   subscribe(ws: OpenWorkspace, threadId: string, afterSeq: number): string {
     const id = randomUUID();
+    const events = ws.manager.journal.events;
+    let last = afterSeq;
     let buffer: JournalEvent[] = [];
     let scheduled: NodeJS.Immediate | undefined;
     const flush = () => {
       scheduled = undefined;
-      const events = buffer;
+      const out = buffer;
       buffer = [];
-      for (let i = 0; i < events.length; i += MAX_BATCH) this.send({ subscriptionId: id, events: events.slice(i, i + MAX_BATCH) });
+      for (let i = 0; i < out.length; i += MAX_BATCH) this.send({ subscriptionId: id, events: out.slice(i, i + MAX_BATCH) });
     };
-    // Registered before the replay runs (it runs inside journal.subscribe), and flushed on a later
-    // tick: the request's response, carrying the id, is written before the first notification.
+    const deliver = (e: StoredEvent): boolean => {
+      if (e.seq <= last) return false;
+      last = e.seq;
+      buffer.push(toJournalEvent(e));
+      scheduled ??= setImmediate(flush);
+      return true;
+    };
     const sub: Subscription = {
+      ws,
+      catchUp: () => {
+        for (const e of events.list(threadId, { afterSeq: last })) if (deliver(e)) this.onForeign(ws, e);
+      },
       stop: () => {
         if (scheduled) clearImmediate(scheduled);
         buffer = [];
         unsubscribe();
+        this.unwatch(sub);
       },
     };
     this.subs.set(id, sub);
-    const unsubscribe = ws.manager.journal.subscribe(threadId, afterSeq, (e) => {
-      buffer.push(toJournalEvent(e));
-      scheduled ??= setImmediate(flush);
-    });
+    // The replay runs inside journal.subscribe; the flush comes on a later tick, so the request's
+    // response (carrying the id) is written before the first notification.
+    const unsubscribe = ws.manager.journal.subscribe(threadId, afterSeq, (e) => void deliver(e));
+    this.watch(sub);
     return id;
   }
 
@@ -70,5 +103,34 @@ export class Subscriptions {
   /** The connection closed (or the process stops): every subscription ends. */
   unsubscribeAll(): void {
     for (const id of [...this.subs.keys()]) this.unsubscribe(id);
+  }
+
+  private watch(sub: Subscription): void {
+    const file = sub.ws.store.file;
+    let w = this.watches.get(file);
+    if (!w) {
+      const entry: DbWatch = { watcher: watch(dirname(file)), subs: new Set(), pending: undefined };
+      // Every write touches the WAL file: coalesce a burst of changes into one read per tick.
+      entry.watcher.on("change", () => {
+        entry.pending ??= setImmediate(() => {
+          entry.pending = undefined;
+          for (const s of entry.subs) s.catchUp();
+        });
+      });
+      entry.watcher.on("error", () => undefined);
+      this.watches.set(file, (w = entry));
+    }
+    w.subs.add(sub);
+  }
+
+  private unwatch(sub: Subscription): void {
+    const file = sub.ws.store.file;
+    const w = this.watches.get(file);
+    if (!w) return;
+    w.subs.delete(sub);
+    if (w.subs.size > 0) return;
+    if (w.pending) clearImmediate(w.pending);
+    w.watcher.close();
+    this.watches.delete(file);
   }
 }
