@@ -1,0 +1,96 @@
+/**
+ * `npm run start:vscode`: the extension in VS Code for the Web — code-server 4.100.3 (VS Code
+ * 1.100.3) on 127.0.0.1 — with a copy of samples/hello-workspace, and prints the URL to open.
+ * code-server is installed on demand outside the repo (scripts/ci/code-server-setup.sh).
+ *
+ * With OPENAI_BASE_URL (and OPENAI_API_KEY, OPENAI_MODEL) set, the agent talks to that endpoint.
+ * Without them a scripted OpenAI-compatible server on 127.0.0.1 plays the model, as in
+ * `npm run demo`: every prompt gets the same short tour (look, write a summary, present it).
+ *
+ *   npm run start:vscode [-- --port N] [-- --workspace DIR] [-- --smoke]
+ *     --workspace DIR  open your own folder instead of a copy of the sample
+ *     --smoke          open the URL in headless chromium, wait for the DeerFlow panel, stop, exit 0
+ * Ctrl-C stops code-server, its extension host and the harness.
+ */
+import { resolve } from "node:path";
+import { parseArgs } from "node:util";
+import { launchCodeServer, repoRoot } from "../test/vscode/launch.js";
+import { startModelServer } from "../test/fixtures/modelServer.js";
+import type { ScriptFn, ScriptedReply } from "../test/fixtures/modelServer.js";
+
+const { values } = parseArgs({
+  options: { port: { type: "string" }, workspace: { type: "string" }, smoke: { type: "boolean", default: false } },
+});
+
+const TOUR: ScriptedReply[] = [
+  { content: "Let me look at the project first.", toolCalls: [{ name: "ls", args: { description: "See the project layout", path: "/mnt/user-data/workspace" } }] },
+  { toolCalls: [{ name: "read_file", args: { description: "Read the README", path: "/mnt/user-data/workspace/README.md" } }] },
+  {
+    toolCalls: [{
+      name: "write_file",
+      args: { description: "Write the summary", path: "/mnt/user-data/outputs/summary.md", content: "# Summary\n\nhello-workspace is a tiny TypeScript project whose `greet(name)` says hello.\n" },
+    }],
+  },
+  { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/summary.md"] } }] },
+  { content: "I wrote a summary of the project to **summary.md** and presented it: click it in the artifacts to open it. (This is a scripted model; set OPENAI_BASE_URL to use a real one.)" },
+];
+
+/** The tour, restarted for every prompt: the step is the number of assistant messages since the last user message. */
+const tour: ScriptFn = (request) => {
+  const messages = request.body?.messages ?? [];
+  const last = messages.at(-1);
+  if (last?.role === "user" && typeof last.content === "string" && last.content.startsWith("Generate a concise title")) return { content: "Project tour" };
+  const lastUser = messages.map((m) => m.role).lastIndexOf("user");
+  const step = messages.slice(lastUser + 1).filter((m) => m.role === "assistant").length;
+  return TOUR[step] ?? { content: "Done." };
+};
+
+const real = Boolean(process.env.OPENAI_BASE_URL);
+const model = real ? undefined : await startModelServer({ script: tour, chunkDelayMs: 30 });
+const cs = await launchCodeServer({
+  extension: { kind: "link", path: repoRoot },
+  // The sample is copied into the run dir (removed on stop); --workspace opens the folder itself.
+  ...(values.workspace ? { workspaceInPlace: resolve(values.workspace) } : {}),
+  label: "deerflow-start-vscode",
+  ...(values.port ? { port: Number(values.port) } : {}),
+  ...(model ? { env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-scripted", OPENAI_MODEL: "scripted-demo" } } : {}),
+});
+const url = new URL(cs.url);
+
+let stopping: Promise<void> | undefined;
+const stop = (code: number) => {
+  stopping ??= (async () => {
+    await cs.cleanup();
+    await model?.close();
+    process.exit(code);
+  })();
+  return stopping;
+};
+process.on("SIGINT", () => void stop(0));
+process.on("SIGTERM", () => void stop(0));
+
+process.stdout.write(
+  `\nDeerFlow in VS Code for the Web (code-server 4.100.3)\n` +
+    `  workspace: ${cs.workspace}${values.workspace ? "" : " (a copy of samples/hello-workspace)"}\n` +
+    `  model:     ${real ? process.env.OPENAI_BASE_URL : `scripted model server ${model?.url}`}\n\n` +
+    `  Open: ${url.toString()}\n\n` +
+    `Open the DeerFlow view in the activity bar (or F1 → "DeerFlow: Open Panel"). Ctrl-C stops it.\n`,
+);
+
+if (values.smoke) {
+  const { launchBrowser, openWorkbench, runCommand, webview } = await import("../test/vscode/workbench.js");
+  const browser = await launchBrowser();
+  let code = 1;
+  try {
+    await openWorkbench(browser.page, url.toString(), "DeerFlow");
+    await runCommand(browser.page, "DeerFlow: Open Panel");
+    await webview(browser.page).getByRole("textbox", { name: "Message" }).waitFor({ state: "visible", timeout: 60_000 });
+    process.stdout.write("smoke: the workbench loaded the extension and the DeerFlow panel is up\n");
+    code = 0;
+  } catch (e) {
+    process.stderr.write(`smoke failed: ${e instanceof Error ? e.message : String(e)}\n`);
+  } finally {
+    await browser.close();
+  }
+  await stop(code);
+}
