@@ -19,6 +19,7 @@ import type { ThreadStore } from "../store/threads.js";
 import type { BaseMessage} from "@langchain/core/messages";
 import { ToolMessage } from "@langchain/core/messages";
 import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
+import { errorMessage } from "../errors.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -48,6 +49,8 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
   }
   const controller = new AbortController();
   const unregister = manager.registerLocal(run.run_id, controller);
+  let heartbeat: NodeJS.Timeout | undefined;
+  let timer: NodeJS.Timeout | undefined;
   try {
     if (!manager.runs.start(run.run_id, manager.owner, manager.leaseTtlMs)) {
       // Cancelled (or recovered) while pending: it never ran.
@@ -55,12 +58,12 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       manager.journalEnd(cur, cur.status === "pending" ? "interrupted" : (cur.status as FinalRunStatus), cur.error ?? "Cancelled before it started.");
       return { status: "interrupted", error: cur.error ?? "Cancelled before it started." };
     }
-    const heartbeat = setInterval(() => {
+    heartbeat = setInterval(() => {
       if (!manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs)) {
         controller.abort(new RunAbort("interrupted", manager.runs.get(run.run_id)?.error ?? "Cancelled."));
       }
     }, heartbeatMs(manager.leaseTtlMs));
-    const timer = ctx.timeoutMs
+    timer = ctx.timeoutMs
       ? setTimeout(() => controller.abort(new RunAbort("timeout", `Run timed out after ${ctx.timeoutMs! / 1000} s.`)), ctx.timeoutMs)
       : undefined;
 
@@ -125,7 +128,21 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       manager.journalEnd(cur, final.status, final.error ?? null, usage, final.status === "success" ? extra : {});
     });
     return final;
+  } catch (err) {
+    // Something outside the turn failed (building the agent, reading the final state): the run
+    // still ends, as `error`, with its end journaled — never left `running`.
+    const message = `The run could not complete: ${errorMessage(err)}`;
+    let ended: WorkerResult = { status: "error", error: message };
+    manager.runs.transaction(() => {
+      manager.runs.finish(run.run_id, ["running"], "error", { error: message });
+      const cur = manager.runs.get(run.run_id)!;
+      ended = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
+      manager.journalEnd(cur, ended.status, ended.error ?? null);
+    });
+    return ended;
   } finally {
+    if (heartbeat) clearInterval(heartbeat);
+    if (timer) clearTimeout(timer);
     unregister();
   }
 }
