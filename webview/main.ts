@@ -1,8 +1,8 @@
 /**
  * Webview entry (bundled to dist/webview.js). Host messages are validated, folded into the store,
  * and rendered at most once per animation frame, so a burst of token events costs one paint.
- * After each render the {threadId, lastSeq} a reload needs is saved with setState; `ready`
- * carries it back so the host can replay the journal from there.
+ * After each render {threadId, lastSeq} is saved with setState, so a reloaded panel reopens the
+ * same thread; the messages themselves come back from the host (state + journal replay).
  */
 import "@vscode-elements/elements/dist/vscode-button/index.js";
 import "@vscode-elements/elements/dist/vscode-checkbox/index.js";
@@ -66,4 +66,6 @@ window.addEventListener("keydown", (ev) => {
 });
 
 schedule();
+// This document is new and holds no messages: the host answers with `state`, then the journal
+// from there. The saved lastSeq says how far the previous document had got (the host logs it).
 port.post({ type: "ready", ...saved });

@@ -21,7 +21,7 @@ export class Composer {
     id: "message-input",
     testid: "message-input",
     class: "message-input",
-    attrs: { "aria-label": "Message", rows: "3", placeholder: "Ask DeerFlow… (Enter to send, Shift+Enter for a new line)" },
+    attrs: { "aria-label": "Message", rows: "3", maxlength: "200000", placeholder: "Ask DeerFlow… (Enter to send, Shift+Enter for a new line)" },
   });
   private readonly send: HTMLElement;
   private readonly attachList = h("ul", { id: "attachments", testid: "attachments", class: "attachments", attrs: { "aria-label": "Attachments", hidden: true } });

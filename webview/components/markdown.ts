@@ -9,7 +9,20 @@ import { Marked } from "marked";
 import DOMPurify from "dompurify";
 import { stableLength } from "../model/markdownSplit.js";
 
-const marked = new Marked({ gfm: true, breaks: false, async: false });
+const marked = new Marked({
+  gfm: true,
+  breaks: false,
+  async: false,
+  renderer: {
+    // Raw HTML in model output is shown as text, never parsed: nothing to sanitize away, and no
+    // CSP reports from DOMPurify's parser meeting an `onerror=` or `style=` in the source.
+    html: ({ text }) => escapeHtml(text),
+  },
+});
+
+function escapeHtml(s: string): string {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
 
 let hooked = false;
 function hook(): void {

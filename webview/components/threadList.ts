@@ -43,7 +43,7 @@ export class ThreadList {
     const current = t.thread_id === this.active;
     const li = h("li", { class: `thread-item${current ? " current" : ""}`, testid: "thread-item", attrs: { "data-thread-id": t.thread_id } });
     if (this.renaming === t.thread_id) {
-      const input = h("input", { class: "rename-input", attrs: { type: "text", "aria-label": "Thread title", value: t.title ?? "" } });
+      const input = h("input", { class: "rename-input", attrs: { type: "text", "aria-label": "Thread title", maxlength: "500", value: t.title ?? "" } });
       const finish = (commit: boolean): void => {
         if (this.renaming !== t.thread_id) return;
         this.renaming = null;
@@ -72,7 +72,7 @@ export class ThreadList {
     if (this.confirming === t.thread_id) {
       del = h("button", { class: "danger-button", testid: "confirm-delete-thread", attrs: { type: "button", "aria-label": `Confirm delete "${label}"`, "data-focus-key": `del:${t.thread_id}` },
         on: {
-          click: () => { this.confirming = null; this.post({ type: "deleteThread", threadId: t.thread_id }); },
+          click: () => { this.confirming = null; this.post({ type: "deleteThread", threadId: t.thread_id }); this.draw(); },
           blur: () => { if (this.confirming === t.thread_id) { this.confirming = null; this.draw(); } },
         } }, icon("trash"), h("span", { text: "Delete?" }));
     } else {

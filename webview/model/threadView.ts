@@ -1,7 +1,8 @@
 /**
  * The shown thread: built from a `state` snapshot, then advanced by journal events in seq order.
  * `lastSeq` makes it idempotent: an event at or below it was already applied (a replay after a
- * reload, or a batch the host sent twice) and is skipped.
+ * reload, or a batch the host sent twice) and is skipped. After a snapshot it is the snapshot's
+ * `last_seq`, or the seq before the active run when there is one (see fromState).
  */
 import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
@@ -27,10 +28,17 @@ export function emptyThread(threadId: string): ThreadView {
 
 export function fromState(s: ThreadStateView): ThreadView {
   const t = buildMessages(emptyThread(s.thread_id), s.messages);
+  // With a run in flight the host replays from the seq before the run (its streaming AI message
+  // is only in the journal): accept events after that point. The replayed ones that the snapshot
+  // already holds are harmless: complete messages upsert by id, and chunks for a message known
+  // complete are dropped (messages.ts).
+  const run = s.active_run;
+  const replayFrom = run ? Math.min(run.after_seq, s.last_seq) : s.last_seq;
   return {
     ...t,
     title: s.title,
-    lastSeq: s.last_seq,
+    lastSeq: replayFrom,
+    run: run ? { runId: run.run_id, status: run.status, model: null, error: null, retry: null } : t.run,
     artifacts: s.artifacts.map((a) => ({ path: a.path, exists: a.exists })),
     todos: s.todos,
     viewedImages: s.viewed_images.map((v) => ({ path: v.path, mime_type: v.mime_type, size: v.size, sha256: v.sha256 })),

@@ -251,3 +251,28 @@ test("a 10,000-message snapshot is built in linear time", () => {
   assert.equal(s.thread?.messages.length, 10_000);
   assert.ok(ms < 500, `took ${ms.toFixed(0)}ms`);
 });
+
+test("reload mid-run: the snapshot plus a replay from before the active run rebuilds the streaming message once", () => {
+  resetSeq();
+  const evs = [
+    metadata(),
+    update("ThreadDataMiddleware.before_agent", [human("h1", "go")]),
+    chunk("a1", "Working "),
+    chunk("a1", "on "),
+    values({ title: "Go" }),
+    chunk("a1", "it"),
+  ];
+  // The snapshot was read at seq 6: the human message is checkpointed, a1 is only in the journal.
+  const s = run(
+    stateMsg({ last_seq: 6, title: "Go", messages: [human("h1", "go") as never], active_run: { run_id: "run-1", status: "running", after_seq: 0 } }),
+    events(...evs),
+    events(...evs),
+  );
+  assert.deepEqual(texts(s), [["human", "go"], ["ai", "Working on it"]]);
+  assert.equal(s.thread?.messages[1]?.streaming, true);
+  assert.equal(runPhase(s), "running");
+  assert.equal(s.thread?.lastSeq, 6);
+  // …and the stream continues live after the replay.
+  const live = reduce(s, events(chunk("a1", "."), update("model_request", [ai("a1", "Working on it.")])));
+  assert.deepEqual(texts(live), [["human", "go"], ["ai", "Working on it."]]);
+});
