@@ -25,6 +25,12 @@ const targets = [
     bundle: true, platform: "node", format: "cjs", target: "node20", sourcemap: "linked", logLevel: "warning",
     entryPoints: ["extension/host/extension.ts"], outfile: "dist/extension.cjs", external: ["vscode"],
   },
+  // The panel (webview/): a browser IIFE loaded by the host's page under a nonce CSP, and its stylesheet.
+  {
+    bundle: true, platform: "browser", format: "iife", target: "es2022", sourcemap: "linked", logLevel: "warning",
+    entryPoints: ["webview/main.ts"], outfile: "dist/webview.js", minify: true,
+  },
+  { bundle: true, logLevel: "warning", entryPoints: ["webview/styles.css"], outfile: "dist/webview.css" },
 ];
 
 await mkdir("dist", { recursive: true });
