@@ -3,9 +3,12 @@
  * subscription, the selected model and plan mode, pending attachments. The panel's messages and
  * the palette commands both go through here, so both do the same thing.
  *
- * Reload-proof by replay, not by keeping the webview alive: the webview saves the last seq it
- * rendered; on `ready` we subscribe from there (or send `state` first when it has nothing) and
- * continue live. While the view is hidden we hold no subscription; the run goes on in the harness.
+ * Reload-proof by replay, not by keeping the webview alive (no retainContextWhenHidden): on
+ * `ready` (a fresh document: the webview keeps only {threadId, lastSeq} in its saved state) the
+ * thread comes back as one `state` snapshot, then journal events from the snapshot's seq (from
+ * before an in-flight run, to rebuild its streaming message), then live. The host never resends
+ * the history per token. While the view is hidden we hold no subscription; runs go on in the
+ * harness, and the status bar and notifications keep the user informed.
  */
 import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
@@ -99,6 +102,7 @@ export class ThreadSession implements vscode.Disposable {
 
   /** `ready` from the webview: init, then the thread from where the webview left off. */
   async ready(savedThreadId: string | undefined, savedSeq: number | undefined): Promise<void> {
+    await this.unsubscribe();
     const folder = await this.folder(true);
     const threads = folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : [];
     const wanted = [savedThreadId, this.threadId].find((id) => id && threads.some((t) => t.thread_id === id));
@@ -109,12 +113,11 @@ export class ThreadSession implements vscode.Disposable {
     this.postAttachments();
     await this.pushStatus();
     if (!this.threadId) return;
-    if (savedThreadId === this.threadId && savedSeq !== undefined) {
-      this.sentSeq = savedSeq;
-      await this.subscribe(this.threadId, savedSeq);
-    } else {
-      await this.showThread(this.threadId);
-    }
+    // `ready` comes from a fresh document: whatever the webview rendered before (up to
+    // `savedSeq`) is gone with it; only {threadId, lastSeq} survive in its saved state. So the
+    // thread comes back as one `state` snapshot, then the journal from there, live.
+    if (savedSeq !== undefined) this.deps.log.debug(`Panel reloaded at seq ${savedSeq} of ${this.threadId}; replaying.`);
+    await this.showThread(this.threadId);
   }
 
   // ── actions (panel messages and commands) ─────────────────────────────────────────────
@@ -324,13 +327,14 @@ export class ThreadSession implements vscode.Disposable {
     await this.unsubscribe();
     const state = await this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId });
     if (this.threadId !== threadId) return;
-    this.post({ type: "state", state: this.scrubState(state, folder) });
-    // A run in flight has its AI message only in the journal yet: replay from before the run
-    // (messages already in `state` repeat by id, which the webview merges).
+    // A run in flight has its AI message only in the journal yet: replay from before the run.
+    // The snapshot then says it is current up to there, so the webview applies the replayed
+    // events (messages already in the snapshot repeat by id and merge).
     const from = state.active_run ? Math.min(state.active_run.after_seq, state.last_seq) : state.last_seq;
     if (state.active_run && (state.active_run.status === "pending" || state.active_run.status === "running")) {
       this.activeRun = { run_id: state.active_run.run_id, status: state.active_run.status };
     }
+    this.post({ type: "state", state: { ...this.scrubState(state, folder), last_seq: from } });
     this.sentSeq = from;
     await this.subscribe(threadId, from);
   }
