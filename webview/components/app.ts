@@ -43,10 +43,12 @@ export class App {
     this.header.update(s);
     this.notice.hidden = s.notice === null;
     setText(this.noticeText, s.notice ?? "");
-    const empty = s.threadId === null ? "Start a conversation: type a message below." : s.thread ? "No messages yet." : "Loading thread…";
-    this.list.update(s.thread?.threadId ?? null, s.thread?.messages ?? [], isRunActive(s), empty);
     this.panels.update(s);
     this.composer.update(s);
+    // The list last: the parts above and below may have changed size, and the list lays out (and
+    // pins to the bottom) against its final viewport height.
+    const empty = s.threadId === null ? "Start a conversation: type a message below." : s.thread ? "No messages yet." : "Loading thread…";
+    this.list.update(s.thread?.threadId ?? null, s.thread?.messages ?? [], isRunActive(s), empty);
   }
 
   focusInput(): void {

@@ -33,6 +33,7 @@ export class MessageList {
   private offsets: Float64Array = new Float64Array(1);
   private offsetsDirty = true;
   private pinned = true;
+  private lastTop = 0;
   private ctx: RowContext = { runEnded: true, openCalls: new Set() };
   private threadId: string | null = null;
 
@@ -51,11 +52,18 @@ export class MessageList {
       on: { click: () => this.scrollToBottom() },
     }, icon("arrow-down"));
     this.root.addEventListener("scroll", () => {
-      const gap = this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight;
-      this.pinned = gap <= PIN_SLACK_PX;
+      // Unpin only when the view moved up (the user scrolled); reaching the bottom re-pins. A
+      // shrinking viewport or growing content leaves scrollTop alone and must not unpin.
+      const top = this.root.scrollTop;
+      const gap = this.root.scrollHeight - top - this.root.clientHeight;
+      if (gap <= PIN_SLACK_PX) this.pinned = true;
+      else if (top < this.lastTop - 1) this.pinned = false;
+      this.lastTop = top;
       this.jump.hidden = this.pinned;
       this.schedule();
     }, { passive: true });
+    // The viewport itself resizes (side lists appear, the panel is resized): stay at the bottom.
+    new ResizeObserver(() => this.schedule()).observe(this.root);
     this.resize = new ResizeObserver((entries) => {
       let changed = false;
       for (const e of entries) {
@@ -143,6 +151,7 @@ export class MessageList {
     this.ensureOffsets();
     if (this.pinned) {
       this.root.scrollTop = this.root.scrollHeight;
+      this.lastTop = this.root.scrollTop;
     } else if (anchorKey !== undefined) {
       const i = this.indexOf(anchorKey, anchorIndex);
       if (i >= 0) {
