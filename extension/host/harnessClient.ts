@@ -46,7 +46,7 @@ export interface HarnessStart {
 
 export interface HarnessConfigured {
   settings: HarnessSettings;
-  /** Which keys were passed; never their values. */
+  /** Which keys the harness holds now (removed ones are sent as ""); never their values. */
   apiKeyNames: string[];
 }
 
@@ -257,7 +257,7 @@ export class HarnessClient implements vscode.Disposable {
   private async pushConfiguration(): Promise<void> {
     const { settings, apiKeys } = await this.options.configuration();
     await this.send("harness/configure", { settings, apiKeys });
-    this.configured.fire({ settings, apiKeyNames: Object.keys(apiKeys).sort() });
+    this.configured.fire({ settings, apiKeyNames: Object.keys(apiKeys).filter((k) => apiKeys[k] !== "").sort() });
   }
 
   private async initializeGeneration(): Promise<void> {

@@ -13,6 +13,8 @@ const NAMES_KEY = "deerflow.apiKeyNames";
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 export class ApiKeys {
+  /** Keys removed in this session: the harness merges `apiKeys`, so a removal is sent as "". */
+  private readonly forgotten = new Set<string>();
   constructor(
     private readonly storage: vscode.SecretStorage,
     private readonly names: vscode.Memento,
@@ -35,7 +37,9 @@ export class ApiKeys {
     if (value === "") {
       await this.storage.delete(PREFIX + name);
       known.delete(name);
+      this.forgotten.add(name);
     } else {
+      this.forgotten.delete(name);
       await this.storage.store(PREFIX + name, value);
       known.add(name);
     }
@@ -54,6 +58,7 @@ export class ApiKeys {
   /** Every stored key (the models' names and any other set), for `harness/configure` only. */
   async collect(names: readonly string[]): Promise<Record<string, string>> {
     const keys: Record<string, string> = {};
+    for (const name of this.forgotten) keys[name] = "";
     for (const name of new Set([...names, ...this.storedNames()])) {
       const value = await this.storage.get(PREFIX + name);
       if (value !== undefined) keys[name] = value;

@@ -55,9 +55,11 @@ describe("API keys in SecretStorage", () => {
     for (const f of files) assert.ok(!readFileSync(f, "utf8").includes(secret), `${f} contains the key`);
   });
 
-  it("an empty value removes the key", async () => {
+  it("an empty value removes the key, from SecretStorage and from the harness", async () => {
     const api = await deerflow();
+    const configured = next(api.harness.onDidConfigure, (c) => !c.apiKeyNames.includes(NAME), "harness/configure without the key");
     assert.equal(await vscode.commands.executeCommand("deerflow.setApiKey", NAME, ""), true);
+    await configured;
     assert.equal(await api.hasApiKey(NAME), false);
   });
 });
