@@ -4,6 +4,7 @@
  * WebviewToHost messages, never mutate it.
  */
 import type { HostToWebview } from "../extension/protocol/webview.js";
+import type { RunStatus } from "../extension/protocol/events.js";
 import { applyEvents, fromState } from "./model/threadView.js";
 import type { PanelState, ThreadView } from "./model/types.js";
 
@@ -17,6 +18,7 @@ export const initialState: PanelState = {
   planMode: false,
   thread: null,
   status: undefined,
+  liveRun: undefined,
   attachments: [],
   images: new Map(),
   notice: null,
@@ -41,17 +43,21 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
       };
     case "threads":
       return { ...s, threads: m.threads, threadId: m.threadId, thread: keepThread(s.thread, m.threadId) };
-    case "state":
+    case "state": {
       // The snapshot is authoritative (switch or reload): it replaces the view, and its last_seq
       // is where the live events continue.
-      return { ...s, threadId: m.state.thread_id, thread: fromState(m.state) };
+      const thread = fromState(m.state);
+      return { ...s, threadId: m.state.thread_id, thread, liveRun: activeOf(thread.run.status) };
+    }
     case "events": {
       if (!s.thread || s.thread.threadId !== m.threadId) return s;
       const thread = applyEvents(s.thread, m.events);
-      return thread === s.thread ? s : { ...s, thread };
+      if (thread === s.thread) return s;
+      const moved = thread.run.status !== s.thread.run.status || thread.run.runId !== s.thread.run.runId;
+      return { ...s, thread, liveRun: moved ? activeOf(thread.run.status) : s.liveRun };
     }
     case "status":
-      return { ...s, status: m.status };
+      return { ...s, status: m.status, liveRun: m.status.run?.status ?? null };
     case "attachments":
       return { ...s, attachments: m.files };
     case "model":
@@ -74,17 +80,21 @@ export function dismissNotice(s: PanelState): PanelState {
 
 export type RunPhase = "idle" | "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
 
+function activeOf(status: RunStatus | null): "pending" | "running" | null {
+  return status === "pending" || status === "running" ? status : null;
+}
+
 /**
- * What the status bar shows. The host's `status` knows whether a run is active right now; the
- * journal knows how the last one ended. While the host says a run is active, that wins; once it
- * says none is, a journal status still "running" is stale (its end will come or never did).
+ * What the status bar shows. Whether a run is active comes from the latest word on it (host
+ * status, snapshot or journal: they arrive in any order around a reload); how the last run ended
+ * comes from the journal. A journal still saying "running" after the latest word was "no run" is
+ * stale (its end will come, or the process died and never wrote one).
  */
 export function runPhase(s: PanelState): RunPhase {
-  const hostRun = s.status?.run;
-  if (hostRun) return hostRun.status;
+  if (s.liveRun) return s.liveRun;
   const ev = s.thread?.run.status ?? null;
   if (ev === null) return "idle";
-  if (ev === "pending" || ev === "running") return s.status === undefined ? ev : "idle";
+  if (ev === "pending" || ev === "running") return s.liveRun === undefined ? ev : "idle";
   return ev;
 }
 

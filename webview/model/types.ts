@@ -97,8 +97,13 @@ export interface PanelState {
   model: string | null;
   planMode: boolean;
   thread: ThreadView | null;
-  /** Host-reported status; undefined until the first `status` message. */
+  /** Host-reported status (sandbox, restriction, active run); undefined until the first one. */
   status: PanelStatus | undefined;
+  /**
+   * Whether a run is active on the shown thread, by the latest word on it: a `status`, a `state`
+   * (its active_run), or the journal (metadata starts a run, end ends it). Undefined: no word yet.
+   */
+  liveRun: "pending" | "running" | null | undefined;
   attachments: ReadonlyArray<{ name: string; size: number }>;
   /** sha256 → data URL (null: the host has no bytes for it). */
   images: ReadonlyMap<string, string | null>;

@@ -276,3 +276,19 @@ test("reload mid-run: the snapshot plus a replay from before the active run rebu
   const live = reduce(s, events(chunk("a1", "."), update("model_request", [ai("a1", "Working on it.")])));
   assert.deepEqual(texts(live), [["human", "go"], ["ai", "Working on it."]]);
 });
+
+test("run status follows the latest word, whatever order host status, snapshot and journal arrive in", () => {
+  resetSeq();
+  // Reload mid-run: the host's status (sent before it read the thread) says no run; the snapshot says one is active.
+  let s = run({ type: "status", status: {} }, stateMsg({ last_seq: 0, active_run: { run_id: "run-1", status: "running", after_seq: 0 } }));
+  assert.equal(runPhase(s), "running");
+  // The run ends in the journal before the host's status catches up.
+  s = reduce(reduce(s, { type: "status", status: { run: { run_id: "run-1", status: "running" } } }), events(metadata(), end("success")));
+  assert.equal(runPhase(s), "success");
+  assert.equal(isRunActive(s), false);
+  // A new run: the host says pending first, then the journal's metadata says running.
+  s = reduce(s, { type: "status", status: { run: { run_id: "run-2", status: "pending" } } });
+  assert.equal(runPhase(s), "pending");
+  s = reduce(s, events({ ...metadata(), run_id: "run-2" }));
+  assert.equal(runPhase(s), "running");
+});
