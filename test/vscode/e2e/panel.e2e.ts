@@ -18,6 +18,7 @@ import { scenarioScript, tagged, tinyPng } from "../scenarios.js";
 import type { Scenarios } from "../scenarios.js";
 import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
+import type { Locator } from "playwright-core";
 import { SCREENSHOT_DIR, editorTab, openWorkbench, screenshot } from "../workbench.js";
 
 const STREAM_TEXT = "Streaming words arrive one by one: alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omega.";
@@ -86,6 +87,15 @@ describe("DeerFlow panel in VS Code (code-server + chromium)", () => {
         writeFileSync(join(logs, "code-server.log"), df.cs.log());
       }
       throw e;
+    }
+  }
+
+  /** Waits for `locator`; a timeout fails with `what` (a sentence about the product), not a selector. */
+  async function shows(locator: Locator, what: string, timeout = 30_000): Promise<void> {
+    try {
+      await locator.waitFor({ state: "visible", timeout });
+    } catch (e) {
+      throw new Error(`Not seen within ${timeout / 1000} s: ${what}.`, { cause: e });
     }
   }
 
@@ -162,18 +172,20 @@ describe("DeerFlow panel in VS Code (code-server + chromium)", () => {
 
       await openWorkbench(df!.page, undefined, CONTAINER_TITLE);
       await panel.open();
-      // Earlier turns and the running one's partial answer come back from the journal. (Only
-      // messages near the end: a virtualized list need not render the thread's first ones.)
-      await panel.message("human", "Think about this for a very long time").waitFor({ timeout: 30_000 });
-      await panel.message("human", "keep going across a reload").waitFor({ timeout: 30_000 });
+      // In code-server the old window's extension host (and the harness running this run) lives
+      // on after a reload; the new window's harness must follow the run through the database.
+      // Only messages near the end are checked: a virtualized list need not render the first ones.
+      await shows(panel.message("human", "Think about this for a very long time"), "an earlier turn is restored after the reload");
+      await shows(panel.message("human", "keep going across a reload"), "the running turn's prompt is restored after the reload");
+      await shows(panel.status("running"), "after the reload the panel shows the run as still running");
       const partial = panel.message("ai", "This answer survives");
-      await partial.waitFor({ timeout: 30_000 });
+      await shows(partial, "the part of the answer streamed before the reload is restored");
       assert.doesNotMatch((await partial.textContent()) ?? "", /tenth/, "the held-back words are not shown yet");
       await screenshot(df!.page, "10-after-reload");
 
       model.gate("reload").open();
-      await panel.message("ai", "ninth tenth.").waitFor({ timeout: 30_000 });
-      await panel.status("success").waitFor({ timeout: 30_000 });
+      await shows(panel.message("ai", "ninth tenth."), "the rest of the answer streams in after the reload");
+      await shows(panel.status("success"), "the run ends success in the reloaded panel");
       await screenshot(df!.page, "11-after-reload-finished");
     }));
 });
