@@ -27,7 +27,13 @@ for (const f of [join(repoRoot, "dist", "extension.cjs"), join(repoRoot, "dist",
   }
 }
 
-const model = await startModelServer({ script: () => ({ content: "Hello from the scripted model." }) });
+// A prompt with HANG gets no answer until the run is cancelled (the cancel test); others a greeting.
+const model = await startModelServer({
+  script: (request) => {
+    const lastUser = [...(request.body?.messages ?? [])].reverse().find((m) => m.role === "user");
+    return JSON.stringify(lastUser?.content ?? "").includes("HANG") ? { hang: true } : { content: "Hello from the scripted model." };
+  },
+});
 const cs = await launchCodeServer({
   extension: { kind: "none" },
   label: "deerflow-ext-host-tests",

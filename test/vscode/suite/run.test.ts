@@ -25,4 +25,24 @@ describe("a run through the host", () => {
       ended.dispose();
     }
   });
+
+  it("Cancel Run interrupts the shown thread's active run, and the thread stays usable", async function () {
+    if (!process.env["OPENAI_BASE_URL"]) this.skip();
+    const api = await deerflow();
+    const threadId = await vscode.commands.executeCommand<string>("deerflow.newThread");
+    const ended = new vscode.EventEmitter<HarnessToHost["runs/ended"]>();
+    const sub = api.harness.onNotification("runs/ended", (p) => ended.fire(p));
+    try {
+      const first = next(ended.event, (p) => p.threadId === threadId, "the hanging run to end", 60_000);
+      await api.session.send("HANG until cancelled");
+      assert.equal(await vscode.commands.executeCommand("deerflow.cancelRun"), true);
+      assert.equal((await first).status, "interrupted");
+      const second = next(ended.event, (p) => p.threadId === threadId, "the next run to end", 60_000);
+      await api.session.send("Say hello.");
+      assert.equal((await second).status, "success");
+    } finally {
+      sub.dispose();
+      ended.dispose();
+    }
+  });
 });
