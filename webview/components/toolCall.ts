@@ -28,7 +28,11 @@ function argsText(c: ToolCallView): string {
 /** The most telling argument, for the one-line summary (DeerFlow tools carry a `description`). */
 function hint(c: ToolCallView): string {
   const a = c.args;
-  if (!a) return "";
+  if (!a) {
+    // Still streaming: the arguments are partial JSON; a finished description string is enough.
+    const m = /"(?:description|path|command)"\s*:\s*"((?:[^"\\]|\\.)*)"/.exec(c.argsText);
+    return m?.[1] ?? "";
+  }
   for (const k of ["description", "path", "command", "filepaths", "query", "url"]) {
     const v = a[k];
     if (typeof v === "string" && v) return v;
