@@ -6,7 +6,8 @@
 
 /** A message as DeerFlow names its fields (`deerflow state`, `updates`, `values`). */
 export interface WireMessage {
-  type: "human" | "ai" | "tool" | "system";
+  /** "remove": LangGraph's RemoveMessage — delete the message with this `id` (content is empty). */
+  type: "human" | "ai" | "tool" | "system" | "remove";
   id?: string;
   content: string | WireContentBlock[];
   name?: string;
@@ -31,7 +32,7 @@ export interface WireToolCall {
 
 /** One streamed token delta of an AI message (`messages` stream mode). */
 export interface WireMessageChunk {
-  type: "ai" | "tool" | "human" | "system";
+  type: "ai" | "tool" | "human" | "system" | "remove";
   id: string;
   /** Text delta. */
   content: string;

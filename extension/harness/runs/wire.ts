@@ -12,6 +12,7 @@ function typeOf(m: BaseMessage): WireMessage["type"] {
     case "ai":
     case "tool":
     case "system":
+    case "remove":
       return t;
     default:
       return "human";
