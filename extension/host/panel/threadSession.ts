@@ -18,11 +18,8 @@ import type { HarnessClient } from "../harnessClient.js";
 import type { JournalEvent, ThreadStateView, ThreadSummary } from "../../protocol/rpc.js";
 import type { HostToWebview, ModelChoice, PanelStatus } from "../../protocol/webview.js";
 import type { RunTracker } from "../runTracker.js";
+import { EventFeed } from "./eventFeed.js";
 import { isInside } from "./paths.js";
-
-/** Events are flushed to the webview at most this often (the harness batches too). */
-const FLUSH_MS = 16;
-const MAX_BATCH = 500;
 
 export interface SessionDeps {
   harness: HarnessClient;
@@ -37,14 +34,7 @@ export interface SessionDeps {
 export class ThreadSession implements vscode.Disposable {
   private post: (msg: HostToWebview) => void = () => undefined;
   private threadId: string | null = null;
-  private sub: { id: string; threadId: string } | undefined;
-  /** Notifications for a subscription whose id we do not know yet (replay can beat the response). */
-  private early = new Map<string, JournalEvent[]>();
-  private subscribing = 0;
-  /** The last seq the webview has (rendered or queued) for the shown thread. */
-  private sentSeq = 0;
-  private queue: JournalEvent[] = [];
-  private flushTimer: NodeJS.Timeout | undefined;
+  private readonly feed: EventFeed;
   private activeRun: PanelStatus["run"];
   private sandbox: PanelStatus["sandbox"];
   private attachments: string[] = [];
@@ -52,8 +42,16 @@ export class ThreadSession implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly deps: SessionDeps) {
+    this.feed = new EventFeed(
+      deps.harness,
+      // Events of a thread the panel has since left are dropped: it gets `state` for the new one.
+      (threadId, events) => {
+        if (threadId === this.threadId) this.post({ type: "events", threadId, events });
+      },
+      (e) => this.trackRun(e),
+    );
     this.disposables.push(
-      deps.harness.onNotification("events/event", (p) => this.onEvents(p.subscriptionId, p.events)),
+      this.feed,
       deps.harness.onNotification("sandbox/status", (p) => {
         void this.folder(false).then((folder) => {
           if (!folder || folder.uri.fsPath !== p.workspaceFolder) return;
@@ -73,8 +71,8 @@ export class ThreadSession implements vscode.Disposable {
       deps.harness.onDidStart((s) => {
         if (s.generation > 1) {
           deps.runs.clear();
-          this.sub = undefined;
-          if (this.attached && this.threadId) void this.guard(() => this.subscribe(this.threadId!, this.sentSeq));
+          this.feed.forget();
+          if (this.attached && this.threadId) void this.guard(() => this.subscribe(this.threadId!, this.feed.lastSeq));
         }
       }),
     );
@@ -92,8 +90,7 @@ export class ThreadSession implements vscode.Disposable {
   detach(): void {
     this.attached = false;
     this.post = () => undefined;
-    this.queue = [];
-    void this.unsubscribe();
+    void this.feed.drop();
   }
 
   get shownThreadId(): string | null {
@@ -102,7 +99,7 @@ export class ThreadSession implements vscode.Disposable {
 
   /** `ready` from the webview: init, then the thread from where the webview left off. */
   async ready(savedThreadId: string | undefined, savedSeq: number | undefined): Promise<void> {
-    await this.unsubscribe();
+    await this.feed.stop();
     const folder = await this.folder(true);
     const threads = folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : [];
     const wanted = [savedThreadId, this.threadId].find((id) => id && threads.some((t) => t.thread_id === id));
@@ -196,7 +193,7 @@ export class ThreadSession implements vscode.Disposable {
       await this.pushThreads();
       return;
     }
-    await this.unsubscribe();
+    await this.feed.stop();
     const threads = await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath });
     this.threadId = threads[0]?.thread_id ?? null;
     this.activeRun = activeRunOf(threads[0]);
@@ -296,7 +293,7 @@ export class ThreadSession implements vscode.Disposable {
     const changed = picked.uri.toString() !== this.deps.memento.get<string>("deerflow.folder");
     await this.deps.memento.update("deerflow.folder", picked.uri.toString());
     if (changed && this.attached) {
-      await this.unsubscribe();
+      await this.feed.stop();
       this.threadId = null;
       await this.ready(undefined, undefined);
     }
@@ -324,7 +321,7 @@ export class ThreadSession implements vscode.Disposable {
 
   private async showThread(threadId: string): Promise<void> {
     const folder = await this.requireFolder();
-    await this.unsubscribe();
+    await this.feed.stop();
     const state = await this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId });
     if (this.threadId !== threadId) return;
     // A run in flight has its AI message only in the journal yet: replay from before the run.
@@ -335,68 +332,13 @@ export class ThreadSession implements vscode.Disposable {
       this.activeRun = { run_id: state.active_run.run_id, status: state.active_run.status };
     }
     this.post({ type: "state", state: { ...this.scrubState(state, folder), last_seq: from } });
-    this.sentSeq = from;
     await this.subscribe(threadId, from);
   }
 
   private async subscribe(threadId: string, afterSeq: number): Promise<void> {
     if (!this.attached) return;
     const folder = await this.requireFolder();
-    await this.unsubscribe();
-    this.subscribing += 1;
-    try {
-      const { subscriptionId } = await this.deps.harness.request("events/subscribe", { workspaceFolder: folder.uri.fsPath, threadId, afterSeq });
-      if (!this.attached || this.threadId !== threadId) {
-        void this.deps.harness.request("events/unsubscribe", { subscriptionId }).catch(() => undefined);
-        return;
-      }
-      this.sub = { id: subscriptionId, threadId };
-      const early = this.early.get(subscriptionId) ?? [];
-      if (early.length > 0) this.enqueue(early);
-    } finally {
-      this.subscribing -= 1;
-      if (this.subscribing === 0) this.early.clear();
-    }
-  }
-
-  private async unsubscribe(): Promise<void> {
-    const sub = this.sub;
-    this.sub = undefined;
-    // What was counted as sent must reach the webview, or a later resubscribe would skip it.
-    this.flush();
-    if (sub) await this.deps.harness.request("events/unsubscribe", { subscriptionId: sub.id }).catch(() => undefined);
-  }
-
-  private onEvents(subscriptionId: string, events: JournalEvent[]): void {
-    if (this.sub?.id === subscriptionId) {
-      this.enqueue(events);
-    } else if (this.subscribing > 0) {
-      const buf = this.early.get(subscriptionId) ?? [];
-      buf.push(...events);
-      this.early.set(subscriptionId, buf);
-    }
-  }
-
-  private enqueue(events: JournalEvent[]): void {
-    for (const e of events) {
-      if (e.seq <= this.sentSeq) continue;
-      this.sentSeq = e.seq;
-      this.queue.push(e);
-      this.trackRun(e);
-    }
-    if (this.queue.length >= MAX_BATCH) this.flush();
-    else if (this.queue.length > 0 && !this.flushTimer) this.flushTimer = setTimeout(() => this.flush(), FLUSH_MS);
-  }
-
-  private flush(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
-    this.flushTimer = undefined;
-    const events = this.queue;
-    this.queue = [];
-    const threadId = events[0]?.thread_id;
-    // Events of a thread the panel has since left are dropped: it gets `state` for the new one.
-    if (threadId === undefined || threadId !== this.threadId) return;
-    this.post({ type: "events", threadId, events });
+    await this.feed.follow(folder.uri.fsPath, threadId, afterSeq, () => this.attached && this.threadId === threadId);
   }
 
   /** The run status line follows the thread's own events. */
@@ -462,7 +404,6 @@ export class ThreadSession implements vscode.Disposable {
   }
 
   dispose(): void {
-    if (this.flushTimer) clearTimeout(this.flushTimer);
     for (const d of this.disposables.splice(0)) d.dispose();
   }
 }
