@@ -44,9 +44,14 @@ export async function activate(context: vscode.ExtensionContext): Promise<DeerFl
   }
 }
 
+/** Called before context.subscriptions are disposed. */
 export async function deactivate(): Promise<void> {
-  await current?.harness.stop();
+  const ctx = current;
   current = undefined;
+  if (!ctx) return;
+  // A run in flight must survive a window reload ("reload mid-run, the run keeps streaming").
+  if (ctx.runs.count > 0) ctx.harness.leaveRunning();
+  else await ctx.harness.stop();
 }
 
 function wire(ctx: Ctx): void {

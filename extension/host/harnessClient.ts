@@ -226,6 +226,19 @@ export class HarnessClient implements vscode.Disposable {
     void this.stop();
   }
 
+  /**
+   * This extension host is going away (window reload or close) while runs are in flight: leave
+   * the process be instead of shutting it down. It sees its stdin close when this host exits
+   * and finishes those runs; the next window's harness follows them through the database.
+   * Shutting it down here would interrupt them.
+   */
+  leaveRunning(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    for (const d of this.subscriptions.splice(0)) d.dispose();
+    this.options.log.info(`Leaving the harness (pid ${this.current?.pid ?? "?"}) to finish its runs.`);
+  }
+
   async stop(): Promise<void> {
     if (this.disposed) return;
     this.disposed = true;
