@@ -4,10 +4,11 @@
  * agent loop so the extension host never does; the contract is extension/protocol/rpc.ts.
  *
  * Lifecycle: the LSP handshake (initialize/shutdown/exit) is answered for the language client;
- * the harness's own `harness/initialize` brings the data directory and settings. When stdin
- * closes, on `shutdown`, SIGTERM or SIGINT, this process's runs are stopped with a reason and
- * their `end` journaled before it exits; a run of a process killed outright is recovered
- * (marked interrupted) when the next harness opens its folder.
+ * the harness's own `harness/initialize` brings the data directory and settings. On `shutdown`,
+ * SIGTERM or SIGINT, this process's runs are stopped with a reason and their `end` journaled
+ * before it exits. When stdin closes with runs still going (the extension host went away: a
+ * window reload), they are finished first, so the next window's harness can follow them; a run of
+ * a process killed outright is recovered (marked interrupted) when the next harness opens its folder.
  */
 import { createConnection, StreamMessageReader, StreamMessageWriter } from "vscode-languageserver/node.js";
 import pkg from "../../package.json" with { type: "json" };
@@ -21,9 +22,27 @@ import { registerHandlers } from "./server/handlers.js";
 
 const reader = new StreamMessageReader(process.stdin);
 const writer = new StreamMessageWriter(process.stdout);
+// Once the host is gone its pipe is too: writes fail with EPIPE. That is expected while orphaned
+// runs finish, and must not become an uncaught error (which is logged... to the same pipe).
+process.stdout.on("error", () => undefined);
+// Runs must survive a window reload, which restarts the extension host: this process outlives its
+// host while it still has runs (see the stdin close handler below). vscode-languageserver would
+// instead exit within 3 s of the host's death (its parent-process watchdog, armed by the
+// `processId` of `initialize`), so that id is withheld from the library; the close handler is
+// the watchdog now (a dead parent closes the pipe).
+const listen = reader.listen.bind(reader);
+reader.listen = (callback) =>
+  listen((message) => {
+    const m = message as { method?: string; params?: { processId?: unknown } };
+    if (m.method === "initialize" && m.params) m.params.processId = null;
+    callback(message);
+  });
 // A reader and writer rather than the raw streams: with streams, vscode-languageserver exits the
 // process the moment stdin ends, before this process could stop its runs.
 const connection = createConnection(reader, writer);
+
+/** How long runs may go on after the host disconnected (a reload's new window follows them). */
+const ORPHAN_RUN_LIMIT_MS = Number(process.env.DEERFLOW_ORPHAN_RUN_LIMIT_MS) || 30 * 60_000;
 
 /** A notification to the host; failing to send (the host is gone) is not an error here. */
 function notify(method: string, params: unknown): void {
@@ -69,7 +88,19 @@ function stopAndExit(why: string, code: number): void {
 // LSP `shutdown` then `exit`: the library exits right after the exit handler, so the work is
 // done in shutdown; the exit hook below covers an `exit` without `shutdown`.
 connection.onShutdown(() => stop("shutdown requested"));
-reader.onClose(() => stopAndExit("the host closed the connection", 0));
+reader.onClose(() => {
+  if (runs.activeCount === 0) {
+    stopAndExit("the host closed the connection", 0);
+    return;
+  }
+  // The host is gone but runs are going: finish them (bounded), then stop.
+  log.info(`Host disconnected with ${runs.activeCount} run(s) going: finishing them before exiting.`);
+  subscriptions.unsubscribeAll();
+  runs.finishAll(ORPHAN_RUN_LIMIT_MS).then(
+    (finished) => stopAndExit(finished ? "the host closed the connection; its runs finished" : "runs outlived the orphan limit", 0),
+    () => stopAndExit("the host closed the connection", 0),
+  );
+});
 process.once("SIGTERM", () => stopAndExit("SIGTERM", 0));
 process.once("SIGINT", () => stopAndExit("SIGINT", 0));
 // Whatever path leads to exit (the language server's parent-process watchdog, `exit`), runs

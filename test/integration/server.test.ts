@@ -316,9 +316,34 @@ test("kill -9 mid-run: the next harness on the same data dir marks the run inter
   }
 });
 
-test("stdin closes mid-run: the harness interrupts its run with a reason, journals the end, and exits 0", async () => {
+test("stdin closes mid-run (the extension host went away, e.g. a window reload): the run finishes, then the harness exits 0", async () => {
   const { workspace, dataDir } = sandboxDirs();
   const h = await initialized(dataDir);
+  model.setScript([{ content: "finished after the host left", gate: { afterChunks: 2, until: "host-gone" } }]);
+  const t = await h.request("threads/create", { workspaceFolder: workspace });
+  const started = await h.request("runs/start", { workspaceFolder: workspace, threadId: t.thread_id, prompt: "keep going" });
+  await model.waitForGate("host-gone");
+  h.child.stdin!.end();
+  // A second harness (the reloaded window's) follows the run through the database meanwhile.
+  const h2 = await initialized(dataDir);
+  try {
+    const { subscriptionId } = await h2.request("events/subscribe", { workspaceFolder: workspace, threadId: t.thread_id, afterSeq: 0 });
+    await h2.waitEvent(subscriptionId, (e) => e.event === "messages");
+    model.gate("host-gone").open();
+    const end = await h2.waitEvent(subscriptionId, (e) => e.event === "end");
+    assert.equal(end.run_id, started.run_id);
+    assert.equal((end.data as { status: string }).status, "success", "the orphaned run finished instead of being interrupted");
+    assert.equal((await h.exited).code, 0, "then the old harness exits");
+    const text = h2.events(subscriptionId).filter((e) => e.event === "messages").map((e) => (e.data as Array<{ content: string }>)[0]!.content).join("");
+    assert.equal(text.trim(), "finished after the host left");
+  } finally {
+    await h2.close();
+  }
+});
+
+test("stdin closes with runs going and an orphan limit: past it the run is interrupted with a reason, then exit 0", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const h = await initialized(dataDir, { DEERFLOW_ORPHAN_RUN_LIMIT_MS: "1" });
   model.setScript([{ hang: true }]);
   const first = model.requests.length;
   const t = await h.request("threads/create", { workspaceFolder: workspace });

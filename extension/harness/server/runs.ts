@@ -205,6 +205,26 @@ export class Runs {
     await this.local.get(active.run_id)?.done;
   }
 
+  /** How many runs this process is executing. */
+  get activeCount(): number {
+    return this.local.size;
+  }
+
+  /**
+   * The host went away (a window reload restarts the extension host) while runs were going: let
+   * them finish — the next window's harness follows them through the database — but no longer
+   * than `limitMs`. Resolves true when they all ended on their own.
+   */
+  async finishAll(limitMs: number): Promise<boolean> {
+    const pending = [...this.local.values()].map((r) => r.done);
+    if (pending.length === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), limitMs)));
+    const finished = await Promise.race([Promise.allSettled(pending).then(() => true as const), limit]);
+    clearTimeout(timer);
+    return finished;
+  }
+
   /**
    * Graceful stop: each local run is moved to `interrupted` with the reason; its worker notices at
    * its next lease renewal (within a second) and journals the end itself. Whatever has not ended
