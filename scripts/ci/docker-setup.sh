@@ -21,9 +21,12 @@ DOCKERD_LOG=${DEERFLOW_DOCKERD_LOG:-/tmp/deerflow-dockerd.log}
 apt_mirror() {
   { grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
     grep -hE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null | awk '{print $2}'
-  } | grep -v -- '-security' | grep '/debian$' | head -n 1
+  } | grep -v -- '-security' | grep '/debian$' | head -n 1 || true
 }
 MIRROR=${DEBIAN_MIRROR:-$(apt_mirror)}
+if [ -z "$MIRROR" ] && [ "${1:-start}" = start ]; then
+  log "no Debian mirror found in apt's sources: set DEBIAN_MIRROR"
+fi
 
 log() { printf '[docker-setup] %s\n' "$*" >&2; }
 
