@@ -16,6 +16,8 @@ export type HarnessErrorCode =
   | "sandbox_bringup_failed"
   /** Dev container sandbox: the container stopped or vanished while a command ran. */
   | "sandbox_container_lost"
+  /** Dev container sandbox: it cannot be rebuilt now (a run is using it). */
+  | "sandbox_busy"
   | "path_denied"
   | "usage"
   | "storage"

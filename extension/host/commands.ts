@@ -8,9 +8,14 @@ import { existsSync } from "node:fs";
 import * as vscode from "vscode";
 import type { Ctx } from "./context.js";
 import { errorText } from "./harnessClient.js";
+import { quietSandboxProgress } from "./notifications.js";
 import { outputsDirOf } from "./panel/paths.js";
+import { dockerExecCommand } from "./sandboxTerminal.js";
 import { ApiKeys } from "./secrets.js";
 import { apiKeyNames, modelChoices } from "./settings.js";
+
+const TERMINAL_NAME = "DeerFlow Sandbox";
+const UNTRUSTED_SANDBOX = "this workspace is not trusted, so it has no sandbox to open or rebuild (its devcontainer.json is not used). Trust the workspace first.";
 
 type Command = (ctx: Ctx) => (...args: unknown[]) => Promise<unknown>;
 
@@ -113,6 +118,60 @@ const commands: Record<string, Command> = {
   },
 
   "deerflow.selectWorkspaceFolder": (ctx) => async () => (await ctx.session.pickFolder())?.uri.fsPath,
+
+  "deerflow.openSandboxTerminal": (ctx) => async () => {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showInformationMessage(`DeerFlow: ${UNTRUSTED_SANDBOX}`);
+      return undefined;
+    }
+    const folder = await ctx.session.requireFolder();
+    const threadId = ctx.session.shownThreadId;
+    // A dev container that is not running is brought up first (its progress comes as sandbox/status).
+    const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "DeerFlow: preparing the sandbox terminal" }, () =>
+      ctx.harness.request("sandbox/info", { workspaceFolder: folder.uri.fsPath, ...(threadId ? { threadId } : {}) }),
+    );
+    if (info.kind === "devcontainer") {
+      const options: vscode.TerminalOptions = { name: TERMINAL_NAME, ...dockerExecCommand(info) };
+      vscode.window.createTerminal(options).show();
+      return options;
+    }
+    // A local sandbox is the host itself: a shell there only when the user allowed host commands.
+    if (!ctx.settings().sandbox.allow_host_commands) {
+      void vscode.window.showInformationMessage(
+        "DeerFlow: this folder's sandbox is the host (no dev container), and host commands are off (setting deerflow.allowHostCommands), so there is no sandbox terminal to open.",
+      );
+      return undefined;
+    }
+    const options: vscode.TerminalOptions = { name: TERMINAL_NAME, cwd: folder.uri };
+    vscode.window.createTerminal(options).show();
+    return options;
+  },
+
+  "deerflow.rebuildSandbox": (ctx) => async () => {
+    if (!vscode.workspace.isTrusted) {
+      void vscode.window.showInformationMessage(`DeerFlow: ${UNTRUSTED_SANDBOX}`);
+      return false;
+    }
+    const folder = await ctx.session.requireFolder();
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: "DeerFlow: rebuilding the sandbox container" },
+      async (progress) => {
+        // The bring-up lines of this folder, here rather than in a second notification.
+        const lines = ctx.harness.onNotification("sandbox/status", (p) => {
+          if (p.workspaceFolder === folder.uri.fsPath && p.status === "starting" && p.detail) progress.report({ message: p.detail });
+        });
+        const quiet = quietSandboxProgress(folder.uri.fsPath);
+        try {
+          await ctx.harness.request("sandbox/rebuild", { workspaceFolder: folder.uri.fsPath });
+        } finally {
+          lines.dispose();
+          quiet.dispose();
+        }
+      },
+    );
+    void vscode.window.showInformationMessage("DeerFlow: the sandbox container was rebuilt.");
+    return true;
+  },
 
   "deerflow.restartHarness": (ctx) => async () =>
     await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "DeerFlow: restarting the harness" }, async () => (await ctx.harness.restart()).pid),

@@ -28,6 +28,19 @@ export function registerRunNotifications(deps: NotifierDeps): vscode.Disposable 
   });
 }
 
+/** Folders whose bring-up progress a command shows itself (Rebuild Sandbox Container). */
+const quieted = new Map<string, number>();
+
+/** Until disposed, `registerSandboxProgress` leaves this folder's bring-up to the caller. */
+export function quietSandboxProgress(workspaceFolder: string): vscode.Disposable {
+  quieted.set(workspaceFolder, (quieted.get(workspaceFolder) ?? 0) + 1);
+  return new vscode.Disposable(() => {
+    const n = (quieted.get(workspaceFolder) ?? 1) - 1;
+    if (n > 0) quieted.set(workspaceFolder, n);
+    else quieted.delete(workspaceFolder);
+  });
+}
+
 /**
  * Dev container bring-up can take minutes (image build, features): a progress notification
  * with the harness's bring-up lines, from `starting` until `ready` or `stopped`, per folder.
@@ -45,6 +58,7 @@ export function registerSandboxProgress(harness: HarnessClient): vscode.Disposab
       if (p.detail) current.report(p.detail);
       return;
     }
+    if (quieted.has(p.workspaceFolder)) return;
     void vscode.window.withProgress(
       { location: vscode.ProgressLocation.Notification, title: "DeerFlow: starting the dev container" },
       (progress) =>

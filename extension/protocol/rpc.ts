@@ -131,6 +131,34 @@ export interface HostToHarness {
   "images/get": { params: { workspaceFolder: string; sha256: string }; result: { mime_type: string; base64: string } | null };
   /** The `{}` update of `viewed_images`. */
   "images/clear": { params: { workspaceFolder: string; threadId: string }; result: null };
+  /**
+   * The folder's sandbox, for "Open Sandbox Terminal". A dev container is brought up first when
+   * it is not running (for the thread when `threadId` is given, else for the folder), so the
+   * answer names a running container to attach to.
+   */
+  "sandbox/info": { params: { workspaceFolder: string; threadId?: string }; result: SandboxInfo };
+  /**
+   * "Rebuild Sandbox Container": recreate the folder's dev container from devcontainer.json.
+   * Refused while a run is active on the folder (`sandbox_busy`) and for a folder whose sandbox
+   * is local (`usage`).
+   */
+  "sandbox/rebuild": { params: { workspaceFolder: string }; result: null };
+}
+
+/** `sandbox/info`: enough for the host to open a terminal inside the thread's sandbox. */
+export interface SandboxInfo {
+  kind: "local" | "devcontainer";
+  /** Dev container only (the others likewise): `ready` once brought up. */
+  state?: "stopped" | "starting" | "ready";
+  containerId?: string;
+  /** The user commands run as inside the container (devcontainer.json `remoteUser`). */
+  remoteUser?: string;
+  /** bash when the image has it, sh otherwise. */
+  shell?: string;
+  /** devcontainer.json's `remoteEnv`, resolved (`NAME=value`): the agent's commands get it too. */
+  env?: string[];
+  /** The Docker client the harness uses (as configured: may be a bare "docker" on its PATH). */
+  dockerPath?: string;
 }
 
 /** Notifications from the harness to the host. */
@@ -150,7 +178,7 @@ export type RequestResult<M extends HostRequest> = HostToHarness[M]["result"];
 
 /**
  * Stable error codes carried in JSON-RPC error `data.code` (HarnessError codes, e.g. "invalid_params",
- * "not_initialized", "thread_not_found", "thread_busy", "unknown_model", "storage", "internal").
+ * "not_initialized", "thread_not_found", "thread_busy", "sandbox_busy", "unknown_model", "storage", "internal").
  * The numeric JSON-RPC code is -32602 for invalid params, -32002 before initialize, -32603 for
  * internal errors and -32000 for the rest: branch on `data.code`.
  */

@@ -10,6 +10,7 @@ import { HarnessError } from "../errors.js";
 import type { Logger } from "./logger.js";
 import { parseParams, toResponseError } from "./rpcErrors.js";
 import type { Runs } from "./runs.js";
+import { rebuildSandbox, sandboxInfo } from "./sandbox.js";
 import { paramsSchemas } from "./schemas.js";
 import type { Session } from "./session.js";
 import type { Subscriptions } from "./subscriptions.js";
@@ -81,6 +82,8 @@ export function handlers(s: HarnessServices): Handlers {
       await clearViewedImages(workspaces.get(p.workspaceFolder), p.threadId);
       return null;
     },
+    "sandbox/info": (p) => sandboxInfo(workspaces, p),
+    "sandbox/rebuild": (p) => rebuildSandbox(workspaces, session, s.log, p),
   };
 }
 

@@ -60,4 +60,6 @@ export const paramsSchemas: Schemas = {
   "events/unsubscribe": z.object({ subscriptionId: z.string().min(1) }),
   "images/get": z.object({ workspaceFolder, sha256: z.string().regex(/^[0-9a-f]{64}$/, { message: "a lowercase hex sha256" }) }),
   "images/clear": z.object({ workspaceFolder, threadId }),
+  "sandbox/info": z.object({ workspaceFolder, threadId: threadId.optional() }),
+  "sandbox/rebuild": z.object({ workspaceFolder }),
 };

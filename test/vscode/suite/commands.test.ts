@@ -24,7 +24,7 @@ describe("commands", () => {
       assert.ok(registered.has(c.command), `${c.command} is registered`);
     }
     const titles = contributed.map((c) => c.title);
-    for (const t of ["Open Panel", "New Thread", "Cancel Run", "Attach Files…", "Clear Viewed Images", "Select Model", "Set API Key", "Show Logs", "Open Thread Outputs", "Toggle Plan Mode"]) {
+    for (const t of ["Open Panel", "New Thread", "Cancel Run", "Attach Files…", "Clear Viewed Images", "Select Model", "Set API Key", "Show Logs", "Open Thread Outputs", "Toggle Plan Mode", "Open Sandbox Terminal", "Rebuild Sandbox Container"]) {
       assert.ok(titles.includes(t), `DeerFlow: ${t} is contributed`);
     }
   });
@@ -77,6 +77,30 @@ describe("commands", () => {
       assert.ok(outputs.startsWith(join(folderPath(), ".deerflow", "threads")), outputs);
       assert.ok(existsSync(outputs));
     }
+  });
+
+  it("Open Sandbox Terminal and Rebuild Sandbox Container on a local sandbox: a host terminal only with host commands allowed; no rebuild", async () => {
+    // The test folder has no devcontainer.json: its sandbox is the host.
+    const cfg = vscode.workspace.getConfiguration("deerflow");
+    if (!vscode.workspace.isTrusted) {
+      assert.equal(await vscode.commands.executeCommand("deerflow.openSandboxTerminal"), undefined);
+      assert.equal(await vscode.commands.executeCommand("deerflow.rebuildSandbox"), false);
+      return;
+    }
+    assert.equal(await vscode.commands.executeCommand("deerflow.openSandboxTerminal"), undefined, "host commands are off: no terminal");
+    await cfg.update("allowHostCommands", true, vscode.ConfigurationTarget.Global);
+    try {
+      const options = await vscode.commands.executeCommand<vscode.TerminalOptions | undefined>("deerflow.openSandboxTerminal");
+      assert.equal(options?.name, "DeerFlow Sandbox");
+      assert.equal((options?.cwd as vscode.Uri | undefined)?.fsPath, folderPath());
+      const opened = vscode.window.terminals.filter((t) => t.name === "DeerFlow Sandbox");
+      assert.ok(opened.length > 0, "the terminal is open");
+      for (const t of opened) t.dispose();
+    } finally {
+      await cfg.update("allowHostCommands", undefined, vscode.ConfigurationTarget.Global);
+    }
+    // Refused by the harness ("This folder has no dev container sandbox"): shown, not thrown.
+    assert.equal(await vscode.commands.executeCommand("deerflow.rebuildSandbox"), undefined);
   });
 
   it("Show Logs, Select Workspace Folder and Restart Harness run", async () => {

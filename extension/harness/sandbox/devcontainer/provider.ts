@@ -147,6 +147,19 @@ export class DevContainerSandboxProvider implements SandboxProvider {
     await this.container.rebuild(options.signal);
   }
 
+  /**
+   * Bring the folder's container up with no thread's lease ("Open Sandbox Terminal" with no
+   * thread shown): the idle timeout applies as if a run had just ended.
+   */
+  async ensureUp(options: { signal?: AbortSignal } = {}): Promise<UpContainer> {
+    return this.container.ensureUp(options.signal);
+  }
+
+  /** The Docker client given to @devcontainers/cli; a terminal attaching to the container can use it. */
+  get dockerPath(): string {
+    return this.options.dockerPath ?? "docker";
+  }
+
   /** The container as last brought up (id, remoteUser, shell): for "Open Sandbox Terminal". */
   containerInfo(): UpContainer | undefined {
     return this.container.current;
