@@ -15,6 +15,7 @@ import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import type { Readable } from "node:stream";
 import type { ExecResult } from "./provider.js";
+import { BoundedCapture } from "./boundedCapture.js";
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 600_000;
 export const COMMAND_CAPTURE_LIMIT_BYTES = 10 * 1024 * 1024;
@@ -59,26 +60,6 @@ function shellPath(): string {
   return existsSync("/bin/bash") ? "/bin/bash" : "bash";
 }
 
-class BoundedCapture {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private total = 0;
-  constructor(private readonly limit: number) {}
-
-  append(chunk: Buffer): void {
-    this.total += chunk.length;
-    if (this.kept >= this.limit) return;
-    const part = chunk.subarray(0, this.limit - this.kept);
-    this.chunks.push(part);
-    this.kept += part.length;
-  }
-
-  text(): string {
-    const out = Buffer.concat(this.chunks).toString("utf8");
-    if (this.total <= this.kept) return out;
-    return `${out}\n... [output truncated after ${this.kept} of ${this.total} bytes; remaining output discarded] ...`;
-  }
-}
 
 function groupAlive(pgid: number): boolean {
   try {

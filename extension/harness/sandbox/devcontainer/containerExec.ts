@@ -11,6 +11,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { EngineApi } from "./engineApi.js";
+import { BoundedCapture } from "../boundedCapture.js";
 
 export const EXEC_ID_ENV = "DEERFLOW_EXEC_ID";
 /** After the kill, how long the stream may take to close before we stop waiting for it. */
@@ -54,26 +55,6 @@ export interface ContainerExecOutcome {
   readonly timedOut: boolean;
 }
 
-class BoundedCapture {
-  private readonly chunks: Buffer[] = [];
-  private kept = 0;
-  private total = 0;
-  constructor(private readonly limit: number) {}
-
-  append(chunk: Buffer): void {
-    this.total += chunk.length;
-    if (this.kept >= this.limit) return;
-    const part = chunk.subarray(0, this.limit - this.kept);
-    this.chunks.push(part);
-    this.kept += part.length;
-  }
-
-  text(): string {
-    const out = Buffer.concat(this.chunks).toString("utf8");
-    if (this.total <= this.kept) return out;
-    return `${out}\n... [output truncated after ${this.kept} of ${this.total} bytes; remaining output discarded] ...`;
-  }
-}
 
 /**
  * Splits the engine's multiplexed stream: frames of an 8-byte header (stream type, 3 zero bytes,
