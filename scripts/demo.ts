@@ -14,6 +14,7 @@ import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { createInterface } from "node:readline";
 import { startModelServer } from "../test/fixtures/modelServer.js";
+import { tour } from "./sampleTour.js";
 
 const { values } = parseArgs({ options: { workspace: { type: "string" }, prompt: { type: "string" } } });
 const workspace = values.workspace ? resolve(values.workspace) : mkdtempSync(join(tmpdir(), "deerflow-demo-"));
@@ -24,21 +25,7 @@ const prompt = values.prompt ?? "Read this project and write a short summary to 
 const real = Boolean(process.env.OPENAI_BASE_URL);
 const server = real
   ? undefined
-  : await startModelServer({
-      script: [
-        { content: "Let me look at the project first.", toolCalls: [{ name: "ls", args: { description: "See the project layout", path: "/mnt/user-data/workspace" } }] },
-        { toolCalls: [{ name: "read_file", args: { description: "Read the README", path: "/mnt/user-data/workspace/README.md" } }] },
-        {
-          toolCalls: [{
-            name: "write_file",
-            args: { description: "Write the summary", path: "/mnt/user-data/outputs/summary.md", content: "# Summary\n\nhello-workspace is a tiny TypeScript project whose `greet(name)` says hello.\n" },
-          }],
-        },
-        { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/summary.md"] } }] },
-        { content: "I wrote a summary of the project to summary.md and presented it." },
-      ],
-      chunkDelayMs: 15,
-    });
+  : await startModelServer({ script: tour, chunkDelayMs: 15 });
 
 const args = ["dist/cli.js", "run", "--workspace", workspace, "--data-dir", dataDir, "--prompt", prompt];
 if (server) args.push("--base-url", server.url, "--model", "scripted-demo");
@@ -46,6 +33,7 @@ process.stdout.write(`DeerFlow demo\n  workspace: ${workspace}\n  model:     ${r
 
 const child = spawn(process.execPath, args, { stdio: ["ignore", "pipe", "inherit"] });
 let streaming = false;
+const seenCalls = new Set<string>();
 let threadId = "";
 for await (const raw of createInterface({ input: child.stdout })) {
   const line = JSON.parse(raw) as { event: string; data: any };
@@ -60,7 +48,12 @@ for await (const raw of createInterface({ input: child.stdout })) {
   if (line.event === "updates") {
     for (const [node, update] of Object.entries(line.data as Record<string, any>)) {
       for (const m of ([] as any[]).concat(update ?? []).flatMap((u) => u?.messages ?? [])) {
-        for (const c of m.tool_calls ?? []) process.stdout.write(`tool call> ${c.name} ${JSON.stringify(c.args)}\n`);
+        // A middleware may re-emit the AI message (usage stamping): show each call once.
+        for (const c of m.tool_calls ?? []) {
+          if (seenCalls.has(c.id)) continue;
+          seenCalls.add(c.id);
+          process.stdout.write(`tool call> ${c.name} ${JSON.stringify(c.args)}\n`);
+        }
         if (m.type === "tool") process.stdout.write(`tool result (${m.name})> ${String(m.content).split("\n")[0]}\n`);
       }
       void node;
