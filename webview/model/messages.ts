@@ -279,6 +279,16 @@ export function mergeCallChunks(calls: readonly ToolCallView[], chunks: readonly
 }
 
 /** A run is over: nothing streams any more (a cancelled stream never gets its complete message). */
+/**
+ * A model call that failed mid-stream is retried (an `llm_retry` event): its partial answer was
+ * never a message and never will be — the retry streams a new one — so it is dropped.
+ */
+export function dropStreaming(t: ThreadView): ThreadView {
+  let out = t;
+  for (const m of t.messages) if (m.streaming) out = remove(out, m.key);
+  return out;
+}
+
 export function endStreaming(t: ThreadView): ThreadView {
   if (!t.messages.some((m) => m.streaming)) return t;
   return { ...t, messages: t.messages.map((m) => (m.streaming ? { ...m, streaming: false } : m)) };

@@ -6,7 +6,7 @@
  */
 import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
-import { appendError, applyChunk, buildMessages, endStreaming, isRecord, upsertMessage } from "./messages.js";
+import { appendError, applyChunk, buildMessages, dropStreaming, endStreaming, isRecord, upsertMessage } from "./messages.js";
 import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
 
 export function emptyThread(threadId: string): ThreadView {
@@ -79,7 +79,7 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
     case "custom": {
       if (e.data.type === "llm_retry") {
         const msg = typeof e.data.message === "string" ? e.data.message : "Retrying the model call…";
-        return { ...t, run: { ...t.run, retry: msg } };
+        return { ...dropStreaming(t), run: { ...t.run, retry: msg } };
       }
       return t;
     }

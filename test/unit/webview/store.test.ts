@@ -154,6 +154,16 @@ test("llm_retry shows until the next output", () => {
   assert.equal(s.thread?.run.retry, null);
 });
 
+test("a retried model call drops the failed attempt's partial answer; the retry streams the real one", () => {
+  resetSeq();
+  let s = run(stateMsg(), events(metadata(), chunk("attempt-1", "Half an ans")));
+  assert.deepEqual(s.thread?.messages.map((m) => m.key), ["attempt-1"]);
+  s = reduce(s, events(custom({ type: "llm_retry", attempt: 1, message: "Retrying (1/3)" })));
+  assert.deepEqual(s.thread?.messages.map((m) => m.key), [], "the partial text of the failed attempt is gone");
+  s = reduce(s, events(chunk("attempt-2", "The whole answer."), update("model_request", [ai("attempt-2", "The whole answer.")])));
+  assert.deepEqual(s.thread?.messages.map((m) => [m.key, m.text]), [["attempt-2", "The whole answer."]]);
+});
+
 test("artifacts, todos, title and viewed_images come from values; {} clears the image cache", () => {
   resetSeq();
   let s = run(
