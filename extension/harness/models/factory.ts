@@ -4,7 +4,9 @@
  * that names the configured models, not a silent fallback to `models[0]`: in an editor the user
  * picked that model and should know it is not the one answering.
  */
-import { ChatOpenAI } from "@langchain/openai";
+import { ChatOpenAI, ChatOpenAICompletions } from "@langchain/openai";
+import type { ChatOpenAIFields } from "@langchain/openai";
+import type { BaseMessageChunk } from "@langchain/core/messages";
 import { HarnessError } from "../errors.js";
 import type { HarnessConfig, ModelConfig } from "../config/harnessConfig.js";
 
@@ -91,11 +93,27 @@ export interface ChatModelOptions {
   timeoutMs?: number;
 }
 
+/**
+ * Some OpenAI-compatible servers stream deltas without `role`. @langchain/openai then builds a
+ * generic ChatMessageChunk, which createAgent rejects ("expected AIMessage or Command"): every run
+ * on such a server would fail. A chat-completions stream is the assistant speaking, so a missing
+ * role defaults to "assistant".
+ */
+class AssistantDefaultCompletions extends ChatOpenAICompletions {
+  protected override _convertCompletionsDeltaToBaseMessageChunk(
+    delta: Record<string, unknown>,
+    rawResponse: Parameters<ChatOpenAICompletions["_convertCompletionsDeltaToBaseMessageChunk"]>[1],
+    defaultRole?: Parameters<ChatOpenAICompletions["_convertCompletionsDeltaToBaseMessageChunk"]>[2],
+  ): BaseMessageChunk {
+    return super._convertCompletionsDeltaToBaseMessageChunk(delta, rawResponse, defaultRole ?? "assistant");
+  }
+}
+
 export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions = {}): ChatOpenAI {
   const env = opts.env ?? process.env;
   // Local OpenAI-compatible servers often need no key, but the client insists on one.
   const apiKey = opts.apiKey ?? env[resolved.apiKeySource] ?? "no-key";
-  return new ChatOpenAI({
+  const fields: ChatOpenAIFields = {
     model: resolved.model,
     apiKey,
     configuration: resolved.baseURL ? { baseURL: resolved.baseURL } : {},
@@ -105,5 +123,6 @@ export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions 
     timeout: opts.timeoutMs ?? 240_000,
     ...(resolved.maxTokens !== undefined ? { maxTokens: resolved.maxTokens } : {}),
     ...(resolved.temperature !== undefined ? { temperature: resolved.temperature } : {}),
-  });
+  };
+  return new ChatOpenAI({ ...fields, completions: new AssistantDefaultCompletions(fields) });
 }

@@ -67,3 +67,30 @@ test("invalid configuration is rejected with the field named", () => {
   assert.throws(() => parseHarnessConfig({ models: [{ name: "x", model: "a" }, { name: "x", model: "b" }] }, "c"), /configured twice/);
   assert.throws(() => parseHarnessConfig({ models: [{ name: "x", model: "a", api_key_env: "BAD NAME" }] }, "c"), /api_key_env/);
 });
+
+test("a server that streams deltas without `role` still yields an AI message (not a generic chat message)", async () => {
+  const { createServer } = await import("node:http");
+  const { AIMessageChunk } = await import("@langchain/core/messages");
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      res.writeHead(200, { "content-type": "text/event-stream" });
+      const chunk = (delta: object, finish: string | null = null) =>
+        `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 0, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+      res.end(`${chunk({ content: "no " })}${chunk({ content: "role" })}${chunk({}, "stop")}data: [DONE]\n\n`);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  try {
+    const port = (server.address() as { port: number }).port;
+    const model = createChatModel(resolveModel(parseHarnessConfig({}, "t"), { name: "m", baseURL: `http://127.0.0.1:${port}/v1` }, {}));
+    let full: InstanceType<typeof AIMessageChunk> | undefined;
+    for await (const c of await model.stream("hi")) {
+      assert.ok(AIMessageChunk.isInstance(c), `chunk is ${c.constructor.name}`);
+      full = full ? full.concat(c) : c;
+    }
+    assert.equal(full?.content, "no role");
+  } finally {
+    server.close();
+  }
+});
