@@ -1,22 +1,16 @@
 // The `deerflow` CLI end to end: a real child process, a real SQLite file, real workspace folders,
 // and the scripted OpenAI-compatible server as the only fake. Each test asserts what landed on
 // disk, what the model was sent, and what the CLI printed.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { startModelServer } from "../fixtures/modelServer.js";
-import type { ModelServer, ScriptedReply } from "../fixtures/modelServer.js";
-import { runCli, sandboxDirs, tempDir } from "./helpers/cli.js";
+import type { ScriptedReply } from "../fixtures/modelServer.js";
+import { runCli, sandboxDirs, tempDir, useModelServer } from "./helpers/cli.js";
 
-let server: ModelServer;
-before(async () => {
-  server = await startModelServer();
-});
-after(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
 /** Run one turn with a fresh script; returns the CLI result plus the requests of this run. */
 async function run(dirs: { workspace: string; dataDir: string }, script: ScriptedReply[], extra: string[] = [], prompt = "go") {

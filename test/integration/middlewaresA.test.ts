@@ -1,23 +1,16 @@
 // Uploads, ViewImage, Title and Clarification through the real CLI (dist/cli.js): a child process,
 // the real SQLite store and thread folders, the scripted model server as the only fake. Each test
 // asserts what the model was sent and what `deerflow state` shows afterwards.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startModelServer } from "../fixtures/modelServer.js";
-import type { ModelServer, RecordedRequest, RequestMessage, ScriptedReply } from "../fixtures/modelServer.js";
-import { runCli, sandboxDirs, tempDir } from "./helpers/cli.js";
+import type { RecordedRequest, RequestMessage, ScriptedReply } from "../fixtures/modelServer.js";
+import { runCli, sandboxDirs, tempDir, useModelServer } from "./helpers/cli.js";
+import type { Dirs } from "./helpers/cli.js";
 
-let server: ModelServer;
-before(async () => {
-  server = await startModelServer();
-});
-after(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
-type Dirs = { workspace: string; dataDir: string };
 
 async function run(dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = []) {
   server.setScript(script);

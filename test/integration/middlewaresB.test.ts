@@ -2,24 +2,17 @@
 // SQLite store, real thread folders and host bash, the scripted model server (which answers 400 like
 // OpenAI for a dangling tool call) as the only fake. Waits are on events (stdout lines, a file the
 // tool writes), never on timers.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, watch } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import { startModelServer } from "../fixtures/modelServer.js";
-import type { ModelServer, RecordedRequest, RequestMessage, ScriptedReply } from "../fixtures/modelServer.js";
-import { runCli, sandboxDirs, spawnCli } from "./helpers/cli.js";
+import type { RecordedRequest, RequestMessage, ScriptedReply } from "../fixtures/modelServer.js";
+import { runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
+import type { Dirs } from "./helpers/cli.js";
 
-let server: ModelServer;
-before(async () => {
-  server = await startModelServer();
-});
-after(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
-type Dirs = { workspace: string; dataDir: string };
 
 const baseArgs = (dirs: Dirs, prompt: string) => ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt];
 

@@ -1,23 +1,15 @@
 // Runs that nothing can lose, through the real CLI: admission, multitask, idempotency, cancel,
 // kill -9 recovery, and the journal's replay contract. Waits are on events (stdout lines, the
 // model server's gates and requests, process exit), never on timers.
-import { test, before, after } from "node:test";
+import { test } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
-import { startModelServer } from "../fixtures/modelServer.js";
-import type { ModelServer } from "../fixtures/modelServer.js";
-import { runCli, sandboxDirs, spawnCli, waitForFile } from "./helpers/cli.js";
+import { runCli, sandboxDirs, spawnCli, useModelServer, waitForFile } from "./helpers/cli.js";
+import type { Dirs } from "./helpers/cli.js";
 
-let server: ModelServer;
-before(async () => {
-  server = await startModelServer();
-});
-after(async () => {
-  await server.close();
-});
+const server = useModelServer();
 
-type Dirs = { workspace: string; dataDir: string };
 const base = (d: Dirs) => ["--workspace", d.workspace, "--data-dir", d.dataDir];
 const runArgs = (d: Dirs, prompt: string, extra: string[] = []) => ["run", ...base(d), "--base-url", server.url, "--model", "scripted", "--prompt", prompt, ...extra];
 

@@ -8,6 +8,9 @@ import { mkdtempSync, existsSync, readFileSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { once } from "node:events";
+import { after, before } from "node:test";
+import { startModelServer } from "../../fixtures/modelServer.js";
+import type { ModelServer } from "../../fixtures/modelServer.js";
 
 export const CLI = resolve("dist/cli.js");
 
@@ -24,8 +27,11 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `deerflow-${prefix}-`));
 }
 
+/** A test's workspace folder and data dir. */
+export type Dirs = { workspace: string; dataDir: string };
+
 /** A fresh workspace folder and data dir for one test. */
-export function sandboxDirs(): { workspace: string; dataDir: string } {
+export function sandboxDirs(): Dirs {
   return { workspace: tempDir("ws"), dataDir: tempDir("data") };
 }
 
@@ -99,5 +105,26 @@ export function waitForFile(path: string): Promise<string> {
       w.close();
       res(now);
     }
+  });
+}
+
+/**
+ * One scripted model server for a test file: started before its tests, closed after them. The
+ * returned object forwards to the live server (it exists only once `before` has run).
+ */
+export function useModelServer(): ModelServer {
+  let current: ModelServer | undefined;
+  before(async () => {
+    current = await startModelServer();
+  });
+  after(async () => {
+    await current?.close();
+  });
+  return new Proxy({} as ModelServer, {
+    get(_target, prop) {
+      if (!current) throw new Error("the model server is used before the test file's `before` ran");
+      const value: unknown = Reflect.get(current, prop, current);
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(current) : value;
+    },
   });
 }
