@@ -1,7 +1,7 @@
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync, watch } from "node:fs";
 import { dirname, join } from "node:path";
 import * as vscode from "vscode";
 import { deerflow, harnessReady, next } from "./helpers.js";
@@ -43,13 +43,26 @@ describe("API keys in SecretStorage", () => {
     api.log.info(marker);
     // The window's logs: exthost/<extension id>/ and the output channels beside it.
     const root = dirname(dirname(api.logUri.fsPath));
-    const deadline = Date.now() + 15_000;
     let files: string[] = [];
-    // Log files are flushed asynchronously and there is no event for it: look until the marker shows.
-    while (Date.now() < deadline) {
+    const found = () => {
       files = filesUnder(root);
-      if (files.some((f) => readFileSync(f, "utf8").includes(marker))) break;
-      await new Promise((r) => setTimeout(r, 250));
+      return files.some((f) => readFileSync(f, "utf8").includes(marker));
+    };
+    // Log files are flushed asynchronously: wait for a write under the log folder that shows the
+    // marker (a file-system event, not a timer), failing after 15 s.
+    if (!found()) {
+      await new Promise<void>((resolve, reject) => {
+        const watcher = watch(root, { recursive: true }, () => {
+          if (!found()) return;
+          clearTimeout(limit);
+          watcher.close();
+          resolve();
+        });
+        const limit = setTimeout(() => {
+          watcher.close();
+          reject(new Error(`the marker never reached a log file under ${root}`));
+        }, 15_000);
+      });
     }
     assert.ok(files.some((f) => readFileSync(f, "utf8").includes(marker)), `the DeerFlow log is under ${root}`);
     for (const f of files) assert.ok(!readFileSync(f, "utf8").includes(secret), `${f} contains the key`);
