@@ -39,8 +39,14 @@ apt_install() {
 }
 
 pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# The PID we recorded is ours only while it is still a dockerd (a dead one's PID may be reused).
+our_dockerd() { pid_alive "$1" && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = dockerd ]; }
 
 start_engine() {
+  # A record of a dockerd that is gone (a session ended and took it along) is not ours any more.
+  if [ -f "$OWNED_PID" ] && ! our_dockerd "$(cat "$OWNED_PID" 2>/dev/null || true)"; then
+    rm -f "$OWNED_PID"
+  fi
   if engine_answers; then
     log "engine already answers; using it"
     return
@@ -108,7 +114,7 @@ stop_engine() {
   fi
   local pid
   pid=$(cat "$OWNED_PID")
-  if pid_alive "$pid"; then
+  if our_dockerd "$pid"; then
     log "stopping dockerd $pid"
     kill -TERM "$pid"
     for _ in $(seq 1 60); do pid_alive "$pid" || break; sleep 0.5; done
