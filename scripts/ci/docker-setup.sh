@@ -38,7 +38,10 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
-pid_alive() { [ -n "$1" ] && kill -0 "$1" 2>/dev/null; }
+# Alive and not a zombie: a killed dockerd that nobody reaped yet still answers kill -0.
+pid_alive() {
+  [ -n "$1" ] && kill -0 "$1" 2>/dev/null && [ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -d' ' -f1)" != Z ]
+}
 # The PID we recorded is ours only while it is still a dockerd (a dead one's PID may be reused).
 our_dockerd() { pid_alive "$1" && [ "$(cat "/proc/$1/comm" 2>/dev/null)" = dockerd ]; }
 
