@@ -5,20 +5,19 @@
  * (nothing is run and nothing is written).
  */
 import { randomUUID } from "node:crypto";
-import { copyFileSync, existsSync, statSync } from "node:fs";
-import { basename, extname, join } from "node:path";
+import { existsSync, statSync } from "node:fs";
 import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel } from "../models/factory.js";
 import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
+import { copyUploads } from "../threads/uploads.js";
 import { createSandboxProvider, parseSandboxChoice } from "../sandbox/select.js";
 import type { SandboxChoice } from "../sandbox/select.js";
 import { startRun } from "../runs/gateway.js";
 import { executeRun } from "../runs/worker.js";
 import { openRunSystem } from "../runs/services.js";
 import { HarnessError } from "../errors.js";
-import type { UploadedFile } from "../state/threadState.js";
 import type { StoredEvent } from "../store/events.js";
 import type { RunManager } from "../runs/manager.js";
 import type { RunRecord } from "../store/runs.js";
@@ -90,11 +89,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   try {
     if (!store.threads.get(threadId)) store.threads.create({ threadId, workspaceFolder: workspace });
     const dirs = ensureThreadDirs(workspace, threadId);
-    const files: UploadedFile[] = uploads.map((src) => {
-      const name = basename(src);
-      copyFileSync(src, join(dirs.uploads, name));
-      return { filename: name, size: statSync(src).size, path: `/mnt/user-data/uploads/${name}`, extension: extname(name) };
-    });
+    const files = copyUploads(dirs, uploads);
     const allowHostCommands = v["allow-host-commands"] ?? config.sandbox.allow_host_commands;
     let started;
     try {

@@ -7,8 +7,7 @@
  * At shutdown the process's own runs are stopped and their `end` journaled here, so they are
  * `interrupted` with a reason rather than found by recovery at the next start.
  */
-import { copyFileSync, statSync } from "node:fs";
-import { basename, extname, join } from "node:path";
+import { statSync } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { HarnessToHost, RequestParams, RequestResult, RunSummary } from "../../protocol/rpc.js";
 import type { FinalRunStatus } from "../../protocol/events.js";
@@ -18,9 +17,9 @@ import { startRun, type RunContext } from "../runs/gateway.js";
 import { executeRun } from "../runs/worker.js";
 import type { Admission } from "../runs/manager.js";
 import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.js";
-import type { UploadedFile } from "../state/threadState.js";
 import type { StoredEvent } from "../store/events.js";
 import { ensureThreadDirs } from "../threads/threadDirs.js";
+import { copyUploads } from "../threads/uploads.js";
 import { awaitingClarification } from "../middlewares/clarification.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
@@ -76,14 +75,8 @@ export class Runs {
     const sandbox = this.workspaces.sandbox(ws);
     const apiKey = this.session.apiKey(model.apiKeySource);
 
-    // The CLI's upload step: copy into the thread's uploads folder, which the model sees as
-    // /mnt/user-data/uploads (the same name twice: the last one wins, as in DeerFlow).
-    const dirs = ensureThreadDirs(ws.folder, p.threadId);
-    const files: UploadedFile[] = (p.files ?? []).map((src) => {
-      const name = basename(src);
-      copyFileSync(src, join(dirs.uploads, name));
-      return { filename: name, size: statSync(src).size, path: `/mnt/user-data/uploads/${name}`, extension: extname(name) };
-    });
+    // Into the thread's uploads folder, which the model sees as /mnt/user-data/uploads.
+    const files = copyUploads(ensureThreadDirs(ws.folder, p.threadId), p.files ?? []);
 
     const { admission, context } = startRun(
       { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, config, allowHostCommands: sandbox.allowHostCommands },
