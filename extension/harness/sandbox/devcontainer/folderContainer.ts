@@ -170,27 +170,25 @@ export class FolderContainer {
     try {
       for (let attempt = 0; ; attempt++) {
         let up = await this.ensureUp(options.signal);
+        // A container that vanished under us is brought up again once; a second loss is reported.
+        const goneOrThrow = (err: unknown): void => {
+          if (!isContainerGone(err)) throw err;
+          this.markDown(up);
+          if (attempt > 0) throw lost(err);
+        };
         try {
           await this.gate.enter(threadId, options.signal);
         } catch (err) {
-          if (isContainerGone(err)) {
-            this.markDown(up);
-            if (attempt === 0) continue;
-            throw lost(err);
-          }
-          throw err;
+          goneOrThrow(err);
+          continue;
         }
         try {
           // The wait in the gate may have outlived a bring-up: use the container the view is in.
           up = this.up ?? up;
           return await this.execIn(up, command, options);
         } catch (err) {
-          if (isContainerGone(err)) {
-            this.markDown(up);
-            if (attempt === 0) continue;
-            throw lost(err);
-          }
-          throw err;
+          goneOrThrow(err);
+          continue;
         } finally {
           this.gate.leave();
         }
