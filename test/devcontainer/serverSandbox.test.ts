@@ -18,7 +18,7 @@ import type { EngineApi } from "../../extension/harness/sandbox/devcontainer/eng
 import { startModelServer, type ModelServer, type ScriptedReply } from "../fixtures/modelServer.js";
 import { dockerExecCommand } from "../../extension/host/sandboxTerminal.js";
 import { sandboxDirs } from "../integration/helpers/cli.js";
-import { settings, startHarness, type HarnessProcess } from "../integration/helpers/server.js";
+import { errorOf, settings, startHarness, type HarnessProcess } from "../integration/helpers/server.js";
 import { copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine } from "./helpers/engine.js";
 
 const run$ = promisify(execFile);
@@ -27,15 +27,6 @@ let api: EngineApi;
 let model: ModelServer;
 let folder: string;
 let h: HarnessProcess;
-
-async function errorOf(p: Promise<unknown>): Promise<{ code: number; message: string; data?: { code: string } }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as { code: number; message: string; data?: { code: string } };
-  }
-  assert.fail("expected a JSON-RPC error");
-}
 
 /** A bash run on a new thread; resolves with the tool's output as the model saw it. */
 async function bashRun(command: string, extra: ScriptedReply[] = []): Promise<{ status: string; toolOutput: string }> {

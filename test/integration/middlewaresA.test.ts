@@ -5,7 +5,8 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import type { RecordedRequest, RequestMessage, ScriptedReply } from "../fixtures/modelServer.js";
+import type { RecordedRequest, ScriptedReply } from "../fixtures/modelServer.js";
+import { chat, textOf } from "../fixtures/requests.js";
 import { runCli, sandboxDirs, tempDir, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
 
@@ -26,15 +27,7 @@ async function state(dirs: Dirs, threadId: string): Promise<Record<string, any>>
   return JSON.parse(r.stdout) as Record<string, any>;
 }
 
-function chat(req: RecordedRequest): RequestMessage[] {
-  return (req.body!.messages ?? []).filter((m) => m.role !== "system");
-}
 
-function textOf(m: RequestMessage | undefined): string {
-  if (!m) return "";
-  if (typeof m.content === "string") return m.content;
-  return (m.content ?? []).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
-}
 
 function imageUrls(req: RecordedRequest): string[] {
   return chat(req).flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b.type === "image_url").map((b) => b.image_url!.url) : []));

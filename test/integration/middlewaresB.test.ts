@@ -7,7 +7,8 @@ import assert from "node:assert/strict";
 import { mkdirSync, readFileSync, watch } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
-import type { RecordedRequest, RequestMessage, ScriptedReply } from "../fixtures/modelServer.js";
+import type { ScriptedReply } from "../fixtures/modelServer.js";
+import { chat, textOf } from "../fixtures/requests.js";
 import { runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
 
@@ -24,15 +25,7 @@ async function run(dirs: Dirs, script: ScriptedReply[], prompt: string, extra: s
   return { ...r, requests: server.requests.slice(first), end, threadId: end?.data?.thread_id as string };
 }
 
-function chat(req: RecordedRequest): RequestMessage[] {
-  return (req.body!.messages ?? []).filter((m) => m.role !== "system");
-}
 
-function textOf(m: RequestMessage | undefined): string {
-  if (!m) return "";
-  if (typeof m.content === "string") return m.content;
-  return (m.content ?? []).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
-}
 
 /** Resolves when `file` appears in `dir` (an fs event, not a poll). */
 function fileAppears(dir: string, file: string): { ready: Promise<void>; close: () => void } {

@@ -7,7 +7,7 @@ import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startModelServer, type ModelServer, type ScriptedReply } from "../fixtures/modelServer.js";
 import { runCli, sandboxDirs, tempDir } from "./helpers/cli.js";
-import { settings, startHarness, type HarnessProcess } from "./helpers/server.js";
+import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 
 let model: ModelServer;
 before(async () => {
@@ -41,15 +41,6 @@ async function run(h: HarnessProcess, workspace: string, script: ScriptedReply[]
   await h.request("events/unsubscribe", { subscriptionId });
   const events = h.events(subscriptionId).filter((e) => e.run_id === started.run_id);
   return { threadId, runId: started.run_id, end, events, subscriptionId, requests: () => model.requests.slice(first) };
-}
-
-async function errorOf(p: Promise<unknown>): Promise<{ code: number; message: string; data?: { code: string } }> {
-  try {
-    await p;
-  } catch (err) {
-    return err as { code: number; message: string; data?: { code: string } };
-  }
-  assert.fail("expected a JSON-RPC error");
 }
 
 test("initialize; threads create, list, rename, delete; nothing before initialize", async () => {

@@ -3,6 +3,7 @@
  * language client does: JSON-RPC over the child's stdio (vscode-jsonrpc). Notifications are
  * recorded and waited on as events, never with timers.
  */
+import assert from "node:assert/strict";
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { once } from "node:events";
@@ -88,4 +89,14 @@ export function settings(modelUrl: string, overrides: Partial<HarnessSettings> =
     workspace_trusted: true,
     ...overrides,
   };
+}
+
+/** The JSON-RPC error a request was answered with (fails the test if it succeeded). */
+export async function errorOf(p: Promise<unknown>): Promise<{ code: number; message: string; data?: { code: string } }> {
+  try {
+    await p;
+  } catch (err) {
+    return err as { code: number; message: string; data?: { code: string } };
+  }
+  assert.fail("expected a JSON-RPC error");
 }

@@ -14,7 +14,6 @@ import { ThreadStateSchema } from "../../../extension/harness/state/threadState.
 import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
-import type { RequestMessage } from "../../fixtures/modelServer.js";
 
 export const PNG_B64 = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=";
 export const PNG = Buffer.from(PNG_B64, "base64");
@@ -79,16 +78,7 @@ export async function streamTurn(agent: TestAgent, threadId: string, input: Huma
   return { messages: values.messages as BaseMessage[], values, custom, ...(error !== undefined ? { error } : {}) };
 }
 
-/** The text of a recorded request message (string content or its text blocks). */
-export function text(m: RequestMessage | undefined): string {
-  if (!m) return "";
-  if (typeof m.content === "string") return m.content;
-  return (m.content ?? []).map((b) => (b.type === "text" ? (b.text ?? "") : "")).join("");
-}
-
-export function nonSystem(messages: RequestMessage[] | undefined): RequestMessage[] {
-  return (messages ?? []).filter((m) => m.role !== "system");
-}
+export { textOf as text, nonSystem } from "../../fixtures/requests.js";
 
 /** Walk `.cause` (langchain wraps middleware errors) to the first error with a string `code`. */
 export function findCoded<T extends Error = Error & { code: string }>(err: unknown): T | undefined {
