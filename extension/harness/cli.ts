@@ -7,6 +7,7 @@
 import { runCommand } from "./cli/run.js";
 import { stateCommand, threadsCommand } from "./cli/state.js";
 import { UsageError } from "./cli/args.js";
+import { HarnessError } from "./errors.js";
 import { cancelCommand, eventsCommand, runsCommand } from "./cli/runs.js";
 
 const USAGE = `Usage:
@@ -55,7 +56,10 @@ main(process.argv.slice(2)).then(
       process.stderr.write(`${err.message}\n\n${USAGE}`);
       process.exitCode = 2;
     } else {
-      process.stderr.write(`deerflow: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+      // A HarnessError is a known failure with a message written for the user; anything else is
+      // a bug, and its stack helps whoever reports it.
+      const text = err instanceof HarnessError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err);
+      process.stderr.write(`deerflow: ${text}\n`);
       process.exitCode = 1;
     }
   },

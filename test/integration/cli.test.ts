@@ -250,6 +250,7 @@ test("usage errors exit 2 with a message on stderr and run nothing", async () =>
     [["run", "--workspace", dirs.workspace, "--prompt", "x", "--bogus", "--data-dir", dirs.dataDir], /bogus/],
     [["run", "--workspace", dirs.workspace, "--prompt", "x", "--upload", join(dirs.workspace, "missing.png"), "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "m"], /--upload/],
     [["frobnicate"], /unknown command/],
+    [["run", "--workspace", dirs.workspace, "--prompt", "   ", "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "m"], /--prompt is empty/],
   ];
   for (const [args, pattern] of cases) {
     const r = await runCli(args);

@@ -48,6 +48,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   const v = parse(argv, options, "run");
   const workspace = workspaceArg(v.workspace, "run");
   const prompt = requireString(v.prompt, "--prompt TEXT", "run");
+  if (prompt.trim() === "") throw new UsageError("deerflow run: --prompt is empty");
   const threadId = v.thread ?? randomUUID();
   try {
     validateThreadId(threadId);
@@ -112,6 +113,10 @@ export async function runCommand(argv: string[]): Promise<number> {
       if (err instanceof HarnessError && err.code === "thread_busy") {
         process.stderr.write(`deerflow run: ${err.message}\n`);
         return 1;
+      }
+      // What startRun refuses from the request itself is the caller's mistake: a usage error.
+      if (err instanceof HarnessError && (err.code === "usage" || err.code === "unknown_model" || err.code === "no_models")) {
+        throw new UsageError(`deerflow run: ${err.message}`);
       }
       throw err;
     }
