@@ -14,7 +14,7 @@ import { ACTIVE_STATUSES, FINAL_STATUSES } from "../store/runs.js";
 import type { FinalRunStatus } from "../../protocol/events.js";
 import type { Journal } from "./journal.js";
 import { isOwnerGone } from "./owner.js";
-import { RunAbort } from "./runTurn.js";
+import { RunAbort, endEvent } from "./runTurn.js";
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
@@ -211,12 +211,7 @@ export class RunManager {
     this.runs.transaction(() => {
       const cur = this.runs.get(run.run_id);
       if (!cur || cur.ended_at !== null) return;
-      this.journal.append({
-        run_id: run.run_id,
-        thread_id: run.thread_id,
-        event: "end",
-        data: { thread_id: run.thread_id, run_id: run.run_id, status, ...(error ? { error } : {}), ...(usage ? { usage } : {}), ...extra },
-      });
+      this.journal.append(endEvent(run.thread_id, run.run_id, { status, error: error ?? null, usage: usage ?? null }, extra));
       this.runs.markEnded(run.run_id);
     });
   }

@@ -117,8 +117,13 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   return total ? { ...result, usage: total } : result;
 }
 
-/** The terminal event of a run, built in one place for the worker and the CLI. */
-export function endEvent(threadId: string, runId: string, result: TurnResult): RunEvent {
+/** The terminal event of a run, built in one place (the manager journals it). */
+export function endEvent(
+  threadId: string,
+  runId: string,
+  result: { status: FinalRunStatus; error?: string | null; usage?: Record<string, unknown> | RunUsage | null },
+  extra: Record<string, unknown> = {},
+): RunEvent {
   return {
     run_id: runId,
     thread_id: threadId,
@@ -129,6 +134,7 @@ export function endEvent(threadId: string, runId: string, result: TurnResult): R
       status: result.status,
       ...(result.error ? { error: result.error } : {}),
       ...(result.usage ? { usage: { ...result.usage } } : {}),
+      ...extra,
     },
   };
 }
