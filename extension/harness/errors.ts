@@ -21,6 +21,8 @@ export type HarnessErrorCode =
   | "path_denied"
   | "usage"
   | "storage"
+  /** No SQLite driver works on this runtime (better-sqlite3's binary does not load, no node:sqlite). */
+  | "storage_unavailable"
   | "thread_busy"
   | "run_not_found"
   /** Harness RPC: a request's params do not match the protocol (extension/protocol/rpc.ts). */

@@ -17,6 +17,9 @@ import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BaseMessage } from "@langchain/core/messages";
 import { startModelServer } from "../fixtures/modelServer.js";
 import { openDatabase, type Db } from "../../extension/harness/store/db.js";
+
+/** What the bench needs of a connection: ours (either driver) or the stock saver's better-sqlite3. */
+type BenchDb = Pick<Db, "exec" | "close"> & { prepare(sql: string): { get(): unknown } };
 import { LinearSqliteSaver } from "../../extension/harness/store/checkpointer.js";
 import type { Bench, Row } from "./run.js";
 
@@ -51,7 +54,7 @@ function timed<T extends BaseCheckpointSaver>(saver: T): { saver: T; spentMs: ()
 
 interface Subject {
   name: string;
-  open(file: string): { saver: BaseCheckpointSaver; db: Db };
+  open(file: string): { saver: BaseCheckpointSaver; db: BenchDb };
 }
 
 const subjects: Subject[] = [
@@ -99,7 +102,7 @@ async function runSubject(subject: Subject, turns = TURNS, marks = MARKS): Promi
       const turns = t - lastMark;
       const wallMs = (performance.now() - windowStart) / turns;
       const inSaverMs = (spentMs() - saverAtWindowStart) / turns;
-      db.pragma("wal_checkpoint(TRUNCATE)");
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
       const checkpoints = (db.prepare("SELECT count(*) AS n FROM checkpoints").get() as { n: number }).n;
       const state = await agent.graph.getState(config);
       rows.push({

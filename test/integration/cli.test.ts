@@ -5,7 +5,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import Database from "better-sqlite3";
+import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
 import { startModelServer } from "../fixtures/modelServer.js";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
 import { runCli, sandboxDirs, tempDir, useModelServer } from "./helpers/cli.js";
@@ -199,7 +199,7 @@ test("view_image records metadata only; no checkpoint holds the image bytes or t
 
   const dbFiles = readdirSync(join(dirs.dataDir, "workspaces")).map((k) => join(dirs.dataDir, "workspaces", k, "harness.db"));
   assert.equal(dbFiles.length, 1);
-  const db = new Database(dbFiles[0], { readonly: true });
+  const db = storageDriver().open(dbFiles[0]!);
   try {
     const b64 = big.toString("base64");
     const tables = (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((t) => t.name);

@@ -142,14 +142,12 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       const cache = this.cacheOf(threadId);
       const batch = new LogBatch();
       const encoded = await encode(cache, batch);
-      const ok = this.db
-        .transaction(() => {
-          if (!this.epochMatches(threadId, cache)) return false;
-          this.log.resolve(threadId, batch);
-          write(encoded);
-          return true;
-        })
-        .immediate();
+      const ok = this.db.transaction("immediate", () => {
+        if (!this.epochMatches(threadId, cache)) return false;
+        this.log.resolve(threadId, batch);
+        write(encoded);
+        return true;
+      });
       if (ok) {
         this.log.remember(cache, batch);
         after(cache, encoded);
@@ -246,9 +244,9 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
   }
 
   deleteThread(threadId: string): Promise<void> {
-    this.db.transaction(() => {
+    this.db.transaction("immediate", () => {
       for (const del of this.sql.deleteThread) del.run(threadId);
-    })();
+    });
     this.caches.delete(threadId);
     return Promise.resolve();
   }
@@ -258,10 +256,10 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     if (!threadId) return undefined;
     const ns = (config.configurable?.checkpoint_ns as string | undefined) ?? "";
     const checkpointId = getCheckpointId(config);
-    const rows = this.db.transaction(() => {
+    const rows = this.db.transaction("deferred", () => {
       const row = checkpointId ? this.sql.selectCheckpoint.get(threadId, ns, checkpointId) : this.sql.selectLatest.get(threadId, ns);
       return row ? this.readTuple(row) : undefined;
-    })();
+    });
     return rows ? this.buildTuple(rows) : undefined;
   }
 
@@ -291,13 +289,13 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       args.push(Math.floor(limit));
     }
     // Keys first (small), then each tuple in its own read transaction: the consumer may write
-    // between yields, and better-sqlite3 cannot run statements while an iterator is open.
+    // between yields, and a driver may not run statements while an iterator is open.
     const keys = this.db.prepare<unknown[], { thread_id: string; checkpoint_ns: string; checkpoint_id: string }>(sql).all(...args);
     for (const k of keys) {
-      const rows = this.db.transaction(() => {
+      const rows = this.db.transaction("deferred", () => {
         const row = this.sql.selectCheckpoint.get(k.thread_id, k.checkpoint_ns, k.checkpoint_id);
         return row ? this.readTuple(row) : undefined; // deleted meanwhile: skip
-      })();
+      });
       if (rows) yield await this.buildTuple(rows);
     }
   }
@@ -364,7 +362,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       if ("j" in ref) channelValues[channel] = await this.serde.loadsTyped("json", ref.j);
       else if ("h" in ref) {
         const v = r.values.get(channel)!;
-        // better-sqlite3 returns a Buffer; the value that was put was a plain Uint8Array
+        // the driver returns a Buffer; the value that was put was a plain Uint8Array
         channelValues[channel] = v.type === "bytes" ? new Uint8Array(v.value) : await this.serde.loadsTyped(v.type, v.value);
       } else channelValues[channel] = await this.log.revive(r.cache, r.messages.get(channel)!);
     }

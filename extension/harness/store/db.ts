@@ -1,12 +1,12 @@
 /**
- * The harness database: one SQLite file per workspace folder, opened with better-sqlite3.
+ * The harness database: one SQLite file per workspace folder, opened with the driver
+ * `sqlite/open.ts` chooses for this runtime (better-sqlite3 or node:sqlite).
  *
  * Why a file per folder: a workspace's threads, runs and checkpoints travel together and are
  * deleted together, and two VS Code windows on different folders never contend for one lock.
  * Why outside the workspace: the sandbox can read and write the workspace; it must not be able to
  * read or forge run state (ARCHITECTURE.md, "Thread data on workspace folders").
  */
-import Database from "better-sqlite3";
 import { createHash } from "node:crypto";
 import { mkdirSync, realpathSync } from "node:fs";
 import { homedir } from "node:os";
@@ -16,8 +16,10 @@ import { migrations, type Migration } from "./migrations/index.js";
 import { createBlobStore, type BlobStore } from "./blobs.js";
 import { LinearSqliteSaver } from "./checkpointer.js";
 import { createThreadStore, type ThreadStore } from "./threads.js";
+import { storageDriver } from "./sqlite/open.js";
+import type { Db } from "./sqlite/types.js";
 
-export type Db = Database.Database;
+export type { Db } from "./sqlite/types.js";
 
 /** How long a writer waits for another connection's write lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -27,20 +29,24 @@ const BUSY_TIMEOUT_MS = 5000;
  * `:memory:` works too (tests), but WAL then silently stays "memory".
  */
 export function openDatabase(file: string, options: { migrations?: readonly Migration[] } = {}): Db {
+  // No driver for this runtime: storageDriver() throws "storage_unavailable" with what to do.
+  const driver = storageDriver();
   let db: Db;
   try {
-    db = new Database(file);
+    db = driver.open(file);
   } catch (err) {
     throw new HarnessError("storage", `Cannot open the harness database ${file}: ${errorMessage(err)}`, { cause: err });
   }
   try {
+    // Set on every connection, with either driver (the CLI and the panel's harness may use
+    // different ones on one file). busy_timeout first: switching to WAL needs the lock.
+    db.exec(`PRAGMA busy_timeout = ${BUSY_TIMEOUT_MS}`);
     // WAL: readers (the panel replaying events) never block the writer (the run worker).
-    db.pragma("journal_mode = WAL");
+    db.exec("PRAGMA journal_mode = WAL");
     // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the
     // last commits, which a checkpoint-resumable run tolerates.
-    db.pragma("synchronous = NORMAL");
-    db.pragma("foreign_keys = ON");
-    db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+    db.exec("PRAGMA synchronous = NORMAL");
+    db.exec("PRAGMA foreign_keys = ON");
     migrate(db, options.migrations ?? migrations);
     return db;
   } catch (err) {
@@ -62,7 +68,7 @@ export function migrate(db: Db, list: readonly Migration[]): void {
   name       TEXT NOT NULL,
   applied_at INTEGER NOT NULL
 )`);
-  const current = db.pragma("user_version", { simple: true }) as number;
+  const current = Number(db.pragma("user_version"));
   if (current > list.length) {
     throw new HarnessError(
       "storage",
@@ -74,13 +80,13 @@ export function migrate(db: Db, list: readonly Migration[]): void {
     const m = list[i]!;
     const version = i + 1;
     // IMMEDIATE: two processes opening the same fresh file must not both apply migration 1.
-    db.transaction(() => {
+    db.transaction("immediate", () => {
       // Re-read inside the lock: the other process may have migrated while we waited.
-      if ((db.pragma("user_version", { simple: true }) as number) >= version) return;
+      if (Number(db.pragma("user_version")) >= version) return;
       db.exec(m.sql);
       record.run(version, m.name, Date.now());
-      db.pragma(`user_version = ${version}`);
-    }).immediate();
+      db.exec(`PRAGMA user_version = ${version}`);
+    });
   }
 }
 

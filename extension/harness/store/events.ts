@@ -1,7 +1,7 @@
 /**
  * The event journal's storage: one row per run event, `seq` thread-global and gap-free.
  *
- * Synchronous on purpose (better-sqlite3): the journal appends and fans out in one synchronous
+ * Synchronous on purpose (both SQLite drivers are): the journal appends and fans out in one synchronous
  * step, so an in-process subscriber that replays then follows can never see a gap or a duplicate
  * at the seam (nothing can interleave between its read and its registration). A second backend
  * must keep that contract; test/unit/runs/storeConformance.ts pins it.

@@ -147,6 +147,6 @@ export function createRunStore(db: Db, clock: () => number = Date.now): RunStore
     markEnded(id, now = clock()) {
       ended.run(now, now, id);
     },
-    transaction: (fn) => db.transaction(fn).immediate(),
+    transaction: (fn) => db.transaction("immediate", fn),
   };
 }

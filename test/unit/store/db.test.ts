@@ -24,10 +24,10 @@ describe("openDatabase", () => {
     withTemp((dir) => {
       const file = join(dir, "h.db");
       const db = openDatabase(file);
-      assert.equal(db.pragma("journal_mode", { simple: true }), "wal");
-      assert.equal(db.pragma("foreign_keys", { simple: true }), 1);
-      assert.equal(db.pragma("busy_timeout", { simple: true }), 5000);
-      assert.equal(db.pragma("user_version", { simple: true }), migrations.length);
+      assert.equal(db.pragma("journal_mode"), "wal");
+      assert.equal(db.pragma("foreign_keys"), 1);
+      assert.equal(db.pragma("busy_timeout"), 5000);
+      assert.equal(db.pragma("user_version"), migrations.length);
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r: any) => r.name);
       for (const t of ["threads", "checkpoints", "checkpoint_messages", "checkpoint_values", "checkpoint_writes", "blobs", "schema_migrations"]) {
         assert.ok(tables.includes(t), t);
@@ -46,11 +46,11 @@ describe("openDatabase", () => {
     "applies only the new migrations to an older file, each in a transaction",
     withTemp((dir) => {
       const db = openDatabase(join(dir, "h.db"), { migrations: migrations.slice(0, 1) });
-      assert.equal(db.pragma("user_version", { simple: true }), 1);
+      assert.equal(db.pragma("user_version"), 1);
       const failing = [...migrations, { name: "broken", sql: "CREATE TABLE ok_part (x); THIS IS NOT SQL;" }];
       assert.throws(() => migrate(db, failing));
       // everything before the broken one is in; the broken one left nothing behind
-      assert.equal(db.pragma("user_version", { simple: true }), migrations.length);
+      assert.equal(db.pragma("user_version"), migrations.length);
       assert.equal(db.prepare("SELECT name FROM sqlite_master WHERE name = 'ok_part'").get(), undefined);
       db.close();
     }),
@@ -61,7 +61,7 @@ describe("openDatabase", () => {
     withTemp((dir) => {
       const file = join(dir, "h.db");
       const db = openDatabase(file);
-      db.pragma(`user_version = ${migrations.length + 1}`);
+      db.exec(`PRAGMA user_version = ${migrations.length + 1}`);
       db.close();
       assert.throws(
         () => openDatabase(file),
