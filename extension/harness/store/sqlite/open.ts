@@ -68,19 +68,18 @@ function probeNodeSqlite(): Probe {
 function loadNodeSqlite(): NodeSqliteModule | undefined {
   const get = (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule;
   if (typeof get !== "function") return undefined;
-  const emitWarning = process.emitWarning;
-  process.emitWarning = function (this: NodeJS.Process, warning: string | Error, ...rest: unknown[]) {
-    const text = typeof warning === "string" ? warning : warning.message;
-    if (/SQLite/i.test(text)) return;
-    return (emitWarning as (...a: unknown[]) => void).call(this, warning, ...rest);
-  } as typeof process.emitWarning;
+  const saved = Object.getOwnPropertyDescriptor(process, "emitWarning");
+  const emit = process.emitWarning.bind(process) as (...a: unknown[]) => void;
+  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+    if (!/SQLite/i.test(typeof warning === "string" ? warning : warning.message)) emit(warning, ...rest);
+  }) as typeof process.emitWarning;
   try {
     const mod = get.call(process, "node:sqlite") as NodeSqliteModule | undefined;
     return mod && typeof mod.DatabaseSync === "function" ? mod : undefined;
   } catch {
     return undefined;
   } finally {
-    process.emitWarning = emitWarning;
+    if (saved) Object.defineProperty(process, "emitWarning", saved);
   }
 }
 
