@@ -70,9 +70,9 @@ function loadNodeSqlite(): NodeSqliteModule | undefined {
   if (typeof get !== "function") return undefined;
   const saved = Object.getOwnPropertyDescriptor(process, "emitWarning");
   const emit = process.emitWarning.bind(process) as (...a: unknown[]) => void;
-  process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
+  process.emitWarning = (warning: string | Error, ...rest: unknown[]) => {
     if (!/SQLite/i.test(typeof warning === "string" ? warning : warning.message)) emit(warning, ...rest);
-  }) as typeof process.emitWarning;
+  };
   try {
     const mod = get.call(process, "node:sqlite") as NodeSqliteModule | undefined;
     return mod && typeof mod.DatabaseSync === "function" ? mod : undefined;
