@@ -6,6 +6,7 @@
 import type { Connection } from "vscode-languageserver/node.js";
 import type { z } from "zod";
 import type { HostRequest, RequestParams, RequestResult } from "../../protocol/rpc.js";
+import { describeStorageDriver, storageDriver } from "../store/sqlite/open.js";
 import { HarnessError } from "../errors.js";
 import type { Logger } from "./logger.js";
 import { parseParams, toResponseError } from "./rpcErrors.js";
@@ -32,8 +33,12 @@ export function handlers(s: HarnessServices): Handlers {
   const { session, workspaces, runs, subscriptions } = s;
   return {
     "harness/initialize": (p) => {
+      // The SQLite driver is chosen here, once per process, so a runtime with none fails the
+      // initialize with what to do (the host shows it with Show Logs) instead of every request.
+      const storage = storageDriver();
       session.initialize(p.dataDir, p.settings);
       s.log.info(`Harness ${s.version} initialized (pid ${process.pid}, data in ${p.dataDir}).`);
+      s.log.info(describeStorageDriver(storage));
       return { version: s.version, pid: process.pid };
     },
     "harness/configure": (p) => {

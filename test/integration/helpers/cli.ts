@@ -42,9 +42,16 @@ export interface SpawnedCli {
   done: Promise<CliResult>;
 }
 
-export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCli {
-  if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run "npm run build" first`);
-  const child = spawn(process.execPath, [CLI, ...args], {
+/** Which Node runs the CLI (default: this test's) and which built script (default: dist/cli.js). */
+export interface CliRuntime {
+  node?: string;
+  script?: string;
+}
+
+export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, runtime: CliRuntime = {}): SpawnedCli {
+  const script = runtime.script ?? CLI;
+  if (!existsSync(script)) throw new Error(`${script} is missing: run "npm run build" first`);
+  const child = spawn(runtime.node ?? process.execPath, [script, ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -84,8 +91,8 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}): SpawnedCl
   };
 }
 
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
-  return spawnCli(args, env).done;
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, runtime: CliRuntime = {}): Promise<CliResult> {
+  return spawnCli(args, env, runtime).done;
 }
 
 /** Resolves with a file's content once it exists and is non-empty: woken by fs.watch, not a timer. */

@@ -33,9 +33,10 @@ export interface HarnessProcess {
   close(): Promise<void>;
 }
 
-export function startHarness(env: NodeJS.ProcessEnv = {}): HarnessProcess {
-  if (!existsSync(SERVER)) throw new Error(`${SERVER} is missing: run "npm run build" first`);
-  const child = spawn(process.execPath, [SERVER, "--stdio"], {
+/** `script`: another copy of the built server (default dist/server.js). */
+export function startHarness(env: NodeJS.ProcessEnv = {}, script: string = SERVER): HarnessProcess {
+  if (!existsSync(script)) throw new Error(`${script} is missing: run "npm run build" first`);
+  const child = spawn(process.execPath, [script, "--stdio"], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
