@@ -16,6 +16,7 @@
  *   [6]  Sandbox                  — (lazy acquisition lives in the sandbox tools; release at run end)
  *   [7]  DanglingToolCall         — every tool call answered before each model request (request-only)
  *   [8]  LLMErrorHandling         — retries with backoff, `llm_retry` events, readable final failure
+ *   [10] SandboxAudit             — bash commands classified before they run: block / warn / pass
  *   [13] ToolErrorHandling        — a throwing tool becomes an error ToolMessage; the run goes on
  *   [19] Todo (plan mode)         — write_todos + reminder when the list scrolled out of context
  *   [20] TokenUsage               — usage per model call and per run
@@ -42,6 +43,7 @@ import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
 import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
 import type { LlmRetryOptions } from "../middlewares/llmErrorHandling.js";
 import { toolErrorHandlingMiddleware } from "../middlewares/toolErrorHandling.js";
+import { sandboxAuditMiddleware } from "../middlewares/sandboxAudit.js";
 import { tokenUsageMiddleware } from "../middlewares/tokenUsage.js";
 import { systemMessageCoalescingMiddleware } from "../middlewares/systemMessageCoalescing.js";
 import { loopDetectionMiddleware } from "../middlewares/loopDetection.js";
@@ -72,6 +74,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
+    sandboxAuditMiddleware(), // [10]
     toolErrorHandlingMiddleware(), // [13]
     ctx.planMode && todoMiddleware(), // [19]
     tokenUsageMiddleware(), // [20]
