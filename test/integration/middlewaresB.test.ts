@@ -111,8 +111,12 @@ test("a provider that fails twice, then answers: a successful run with two llm_r
   const usage = r.end!.data.usage;
   assert.ok(usage && usage.input_tokens > 0 && usage.output_tokens > 0, JSON.stringify(r.end));
   assert.equal(usage.total_tokens, usage.input_tokens + usage.output_tokens);
-  const stamped = r.lines.filter((l) => l.event === "updates").map((l) => l.data["TokenUsageMiddleware.after_model"]).find(Boolean);
-  const answer = stamped.messages[0];
+  // Stamped where the message is created: the model node's update carries it, once.
+  const carrying = r.lines.filter((l) => l.event === "updates").flatMap((l) =>
+    Object.entries(l.data as Record<string, { messages?: Array<{ type: string }> }>).filter(([, u]) => u?.messages?.some((m) => m.type === "ai")),
+  );
+  assert.deepEqual(carrying.map(([node]) => node), ["model_request"]);
+  const answer = carrying[0]![1].messages![0] as any;
   assert.deepEqual(answer.usage_metadata, usage);
   assert.equal(answer.additional_kwargs.token_usage_attribution.kind, "final_answer");
 });

@@ -5,7 +5,7 @@
  * AIMessage as `usage_metadata`. This middleware adds DeerFlow's step attribution, so a UI can say
  * what the tokens were spent on: `additional_kwargs.token_usage_attribution = {version: 1, kind,
  * shared_attribution, tool_call_ids, actions}` with kind `tool_batch`, `final_answer`, `thinking`,
- * `todo_update` or `subagent_dispatch`. The message is replaced by id (same id, reducer replaces).
+ * `todo_update` or `subagent_dispatch`.
  *
  * Usage per RUN is summed by the turn runner (runs/runTurn.ts) over the run's AI messages and sent
  * in the final `end` event, as DeerFlow's worker does from its journal.
@@ -66,24 +66,44 @@ export function tokenUsageAttribution(message: AIMessage): Record<string, unknow
   };
 }
 
+/** The message with its attribution, as a new AIMessage (same id: the reducer replaces it). */
+function stamped(message: AIMessage): AIMessage {
+  return new AIMessage({
+    content: message.content,
+    ...(message.id ? { id: message.id } : {}),
+    ...(message.name ? { name: message.name } : {}),
+    additional_kwargs: { ...message.additional_kwargs, [TOKEN_USAGE_ATTRIBUTION_KEY]: tokenUsageAttribution(message) },
+    response_metadata: message.response_metadata,
+    ...(message.usage_metadata ? { usage_metadata: message.usage_metadata } : {}),
+    tool_calls: message.tool_calls ?? [],
+    invalid_tool_calls: message.invalid_tool_calls ?? [],
+  });
+}
+
+/** Whether the message carries an attribution that still matches its tool calls. */
+function attributed(message: AIMessage): boolean {
+  const a = message.additional_kwargs[TOKEN_USAGE_ATTRIBUTION_KEY] as { tool_call_ids?: unknown } | undefined;
+  const had = a?.tool_call_ids;
+  if (!Array.isArray(had)) return false;
+  const ids = (message.tool_calls ?? []).map((c) => str(c.id)).filter((id): id is string => id !== null);
+  return had.length === ids.length && ids.every((id, i) => had[i] === id);
+}
+
 export function tokenUsageMiddleware() {
   return createMiddleware({
     name: "TokenUsageMiddleware",
+    // Stamped where the model's message is created, so it is written to state (and the journal's
+    // `updates`) once. DeerFlow stamps in after_model, which writes every AI message twice.
+    wrapModelCall: async (request, handler) => {
+      const response = await handler(request);
+      return AIMessage.isInstance(response) ? stamped(response) : response;
+    },
+    // Only when a later middleware replaced the message and changed its tool calls (LoopDetection
+    // stripping them on a hard stop): the attribution must describe what the message asks for.
     afterModel: (state) => {
       const last = state.messages.at(-1);
-      if (!last || !AIMessage.isInstance(last) || !last.id) return undefined;
-      if (last.additional_kwargs[TOKEN_USAGE_ATTRIBUTION_KEY] !== undefined) return undefined; // idempotent on replay
-      const stamped = new AIMessage({
-        content: last.content,
-        id: last.id,
-        ...(last.name ? { name: last.name } : {}),
-        additional_kwargs: { ...last.additional_kwargs, [TOKEN_USAGE_ATTRIBUTION_KEY]: tokenUsageAttribution(last) },
-        response_metadata: last.response_metadata,
-        ...(last.usage_metadata ? { usage_metadata: last.usage_metadata } : {}),
-        tool_calls: last.tool_calls ?? [],
-        invalid_tool_calls: last.invalid_tool_calls ?? [],
-      });
-      return { messages: [stamped] };
+      if (!last || !AIMessage.isInstance(last) || !last.id || attributed(last)) return undefined;
+      return { messages: [stamped(last)] };
     },
   });
 }

@@ -7,12 +7,14 @@
  * saved state as input and applies every reducer once more per turn (langchain recipe, gotcha 2).
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { UpdateDeltas } from "./updateDeltas.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { FinalRunStatus, RunEvent } from "../../protocol/events.js";
 import type { SandboxProvider } from "../sandbox/provider.js";
 import type { LeadAgent } from "../agent/leadAgent.js";
 import type { UploadedFile } from "../state/threadState.js";
-import { toWireChunk, wireValue } from "./wire.js";
+import { toWireChunk, toWireMessage, wireValue } from "./wire.js";
+import { randomUUID } from "node:crypto";
 import { errorMessage } from "../errors.js";
 
 export interface TurnRequest {
@@ -58,13 +60,20 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   const config = { configurable: { thread_id: threadId }, recursionLimit: req.recursionLimit ?? 100, signal: req.signal };
   emit({ ...base, event: "metadata", data: { run_id: runId, thread_id: threadId, model: req.modelName, sandbox: req.sandboxKind } });
 
+  // An id of our own: the journal names the input message before the reducer would assign one,
+  // and a middleware that edits it (Uploads) replaces it by this id.
   const human = new HumanMessage({
+    id: randomUUID(),
     content: req.prompt,
     additional_kwargs: req.files && req.files.length > 0 ? { files: req.files } : {},
   });
+  // The run's input, journaled as the `__start__` node's update: with updates carrying deltas
+  // (./updateDeltas.ts) no middleware re-sends it, and a follower must still see the prompt.
+  emit({ ...base, event: "updates", data: { __start__: { messages: [toWireMessage(human)] } } });
 
   let result: TurnResult = { status: "success" };
   const usage = new RunUsageCollector();
+  const deltas = new UpdateDeltas();
   try {
     const stream = await agent.graph.stream(
       { messages: [human] },
@@ -78,12 +87,15 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           emit({ ...base, event: "messages", data: [toWireChunk(msg, meta.langgraph_node)] });
           break;
         }
-        case "updates":
-          usage.add(payload);
-          emit({ ...base, event: "updates", data: wireValue(payload) as Record<string, Record<string, unknown>> });
+        case "updates": {
+          const delta = deltas.delta(payload);
+          usage.add(delta);
+          emit({ ...base, event: "updates", data: wireValue(delta) as Record<string, Record<string, unknown>> });
           break;
+        }
         case "values": {
           const { messages, ...rest } = payload as { messages?: unknown[] } & Record<string, unknown>;
+          deltas.observeValues(messages);
           emit({ ...base, event: "values", data: { ...(wireValue(rest) as Record<string, unknown>), message_count: messages?.length ?? 0 } });
           break;
         }
