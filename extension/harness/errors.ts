@@ -19,6 +19,10 @@ export type HarnessErrorCode =
   /** Dev container sandbox: it cannot be rebuilt now (a run is using it). */
   | "sandbox_busy"
   | "path_denied"
+  /** A write the trust boundary refuses because it could make code run on the host (sandbox/trust/protectedPaths.ts). */
+  | "path_protected"
+  /** A thread folder (.deerflow, uploads, outputs) is a symlink or not a folder: never followed (sandbox/trust/threadFolders.ts). */
+  | "thread_folder_redirected"
   | "usage"
   | "storage"
   /** No SQLite driver works on this runtime (better-sqlite3's binary does not load, no node:sqlite). */

@@ -69,7 +69,7 @@ export interface ChainContext {
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
   const chain: Array<AgentMiddleware | false | undefined> = [
     inputSanitizationMiddleware(), // [1]
-    toolOutputBudgetMiddleware(ctx.dirs.outputs, ctx.toolOutput), // [2]
+    toolOutputBudgetMiddleware(ctx.dirs, ctx.toolOutput), // [2]
     threadDataMiddleware(ctx.dirs), // [4]
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]

@@ -7,8 +7,8 @@
  * `thread_data` is state, never model input: host paths stay out of every request.
  */
 import { createMiddleware } from "langchain";
-import { mkdirSync } from "node:fs";
 import type { ThreadDirs } from "../threads/threadDirs.js";
+import { ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
 import type { ThreadData } from "../state/threadState.js";
 
 export function threadDataMiddleware(dirs: ThreadDirs) {
@@ -16,9 +16,9 @@ export function threadDataMiddleware(dirs: ThreadDirs) {
   return createMiddleware({
     name: "ThreadDataMiddleware",
     beforeAgent: (state) => {
-      // The user may delete outputs between runs; tools expect the directories.
-      mkdirSync(dirs.uploads, { recursive: true });
-      mkdirSync(dirs.outputs, { recursive: true });
+      // The user may delete outputs between runs; tools expect the directories. A folder the
+      // sandbox replaced with a link since the run started is refused here, not followed.
+      ensureThreadFolders(dirs);
       const current = (state as { thread_data?: ThreadData | null }).thread_data;
       if (
         current?.workspace_path === data.workspace_path &&

@@ -12,14 +12,20 @@
  * Where we differ from DeerFlow: the outputs folder is always on the host (the local provider, and
  * a dev container bind-mounts it), so there is no write-through-the-sandbox path; the synopsis
  * recognises text and JSON (DeerFlow adds CSV/TSV/XML/YAML/code shapes).
+ *
+ * The sandbox can write in outputs, so the spill goes through the trust boundary: the thread
+ * folders and `.tool-results` are checked at every spill (a link is refused, never followed) and
+ * each file is a new one opened with checks. A refused spill falls back to truncation.
  */
 import { createMiddleware } from "langchain";
 import { ToolMessage } from "@langchain/core/messages";
 import { Command, isCommand } from "@langchain/langgraph";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { OUTPUTS_VIRTUAL_PATH } from "../sandbox/paths.js";
+import { createFileSync } from "../sandbox/trust/openChecked.js";
+import { ensureRealFolder, ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
 
 export interface ToolOutputBudgetOptions {
   /** `tool_output.externalize_min_chars`: longer results are saved to a file. 0 disables. */
@@ -68,12 +74,13 @@ function safeToolName(name: string): string {
 }
 
 /** Write the full text; returns its virtual path, or undefined when it could not be written. */
-function externalize(text: string, toolName: string, outputsDir: string): string | undefined {
+function externalize(text: string, toolName: string, dirs: ThreadDirs): string | undefined {
   const file = `${safeToolName(toolName)}-${randomUUID().replace(/-/g, "").slice(0, 12)}.${LOG_TOOLS.has(toolName) ? "log" : "txt"}`;
   try {
-    const dir = join(outputsDir, TOOL_RESULTS_DIRNAME);
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, file), text, "utf8");
+    ensureThreadFolders(dirs, ["outputs"]);
+    const dir = join(dirs.outputs, TOOL_RESULTS_DIRNAME);
+    ensureRealFolder(dir, dirs);
+    createFileSync(join(dir, file), text);
   } catch {
     return undefined;
   }
@@ -194,22 +201,22 @@ export function fallbackTruncate(text: string, toolName: string, o: ToolOutputBu
   return text.slice(0, headEnd) + marker(text.length - headEnd - tailText.length) + tailText;
 }
 
-function budgetText(text: string, toolName: string, outputsDir: string | undefined, o: ToolOutputBudgetOptions): string | undefined {
+function budgetText(text: string, toolName: string, dirs: ThreadDirs | undefined, o: ToolOutputBudgetOptions): string | undefined {
   const threshold = o.toolOverrides[toolName] ?? o.externalizeMinChars;
-  if (threshold > 0 && text.length > threshold && outputsDir) {
-    const vpath = externalize(text, toolName, outputsDir);
+  if (threshold > 0 && text.length > threshold && dirs) {
+    const vpath = externalize(text, toolName, dirs);
     if (vpath) return renderPreview(text, toolName, vpath, o);
   }
   if (o.fallbackMaxChars > 0 && text.length > o.fallbackMaxChars) return fallbackTruncate(text, toolName, o);
   return undefined;
 }
 
-function budgetMessage(msg: ToolMessage, outputsDir: string | undefined, o: ToolOutputBudgetOptions): ToolMessage {
+function budgetMessage(msg: ToolMessage, dirs: ThreadDirs | undefined, o: ToolOutputBudgetOptions): ToolMessage {
   const toolName = msg.name || "unknown";
   if (o.exemptTools.includes(toolName)) return msg;
   const text = resultText(msg.content);
   if (text === undefined) return msg;
-  const replaced = budgetText(text, toolName, outputsDir, o);
+  const replaced = budgetText(text, toolName, dirs, o);
   if (replaced === undefined) return msg;
   return new ToolMessage({
     content: replaced,
@@ -223,8 +230,8 @@ function budgetMessage(msg: ToolMessage, outputsDir: string | undefined, o: Tool
 }
 
 /** A Command keeps every other key of its update (sandbox, artifacts...) and its goto/graph. */
-function budgetResult(result: ToolMessage | Command, outputsDir: string, o: ToolOutputBudgetOptions): ToolMessage | Command {
-  if (!isCommand(result)) return budgetMessage(result, outputsDir, o);
+function budgetResult(result: ToolMessage | Command, dirs: ThreadDirs, o: ToolOutputBudgetOptions): ToolMessage | Command {
+  if (!isCommand(result)) return budgetMessage(result, dirs, o);
   const update = result.update;
   if (!update || typeof update !== "object" || Array.isArray(update)) return result;
   const messages = (update as { messages?: unknown }).messages;
@@ -232,7 +239,7 @@ function budgetResult(result: ToolMessage | Command, outputsDir: string, o: Tool
   let changed = false;
   const next = messages.map((m: unknown) => {
     if (!ToolMessage.isInstance(m)) return m;
-    const b = budgetMessage(m, outputsDir, o);
+    const b = budgetMessage(m, dirs, o);
     if (b !== m) changed = true;
     return b;
   });
@@ -245,11 +252,11 @@ function budgetResult(result: ToolMessage | Command, outputsDir: string, o: Tool
   });
 }
 
-export function toolOutputBudgetMiddleware(outputsDir: string, options: Partial<ToolOutputBudgetOptions> = {}) {
+export function toolOutputBudgetMiddleware(dirs: ThreadDirs, options: Partial<ToolOutputBudgetOptions> = {}) {
   const o: ToolOutputBudgetOptions = { ...DEFAULT_TOOL_OUTPUT_BUDGET, ...options };
   return createMiddleware({
     name: "ToolOutputBudgetMiddleware",
-    wrapToolCall: async (request, handler) => budgetResult(await handler(request), outputsDir, o),
+    wrapToolCall: async (request, handler) => budgetResult(await handler(request), dirs, o),
     wrapModelCall: (request, handler) => {
       // History was budgeted when it was produced; only the no-storage fallback can still apply.
       let changed = false;

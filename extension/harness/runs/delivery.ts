@@ -2,41 +2,38 @@
  * Delivery check (DeerFlow worker `_verify_artifact_delivery`): a run that produced or changed
  * files under outputs but presented none of them is reported, not silently passed.
  * `.tool-results/` (ToolOutputBudget's spill files) never count as deliverables.
+ *
+ * The sandbox shapes the outputs tree, so the scan is the trust boundary's walk: the thread
+ * folders are checked first (an outputs folder replaced with a link is refused, never scanned),
+ * linked folders are not entered, loops end, and a huge tree neither blocks the event loop nor
+ * outlives a Cancel (the run's signal).
  */
-import { readdirSync, statSync } from "node:fs";
-import { join, relative, sep } from "node:path";
+import { lstat } from "node:fs/promises";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import { ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
+import { walkTree } from "../sandbox/trust/treeWalk.js";
 
 export type OutputsSnapshot = Map<string, string>;
 
-const IGNORED_DIRS = new Set([".tool-results"]);
+const IGNORED_TOP_DIRS = new Set([".tool-results"]);
 
-/** path (relative, `/`-separated) → "size:mtimeMs" of every file under outputs. */
-export function snapshotOutputs(outputsDir: string): OutputsSnapshot {
+/**
+ * path (relative, `/`-separated) → "size:mtimeMs" of every file (and link, not followed) under
+ * outputs. Throws HarnessError("thread_folder_redirected") when outputs is not a real folder.
+ */
+export async function snapshotOutputs(dirs: ThreadDirs, signal?: AbortSignal): Promise<OutputsSnapshot> {
+  ensureThreadFolders(dirs, ["outputs"]);
   const snap: OutputsSnapshot = new Map();
-  const walk = (dir: string) => {
-    let names: string[];
-    try {
-      names = readdirSync(dir);
-    } catch {
-      return;
-    }
-    for (const name of names) {
-      const full = join(dir, name);
-      let st;
-      try {
-        st = statSync(full);
-      } catch {
-        continue;
-      }
-      if (st.isDirectory()) {
-        if (dir === outputsDir && IGNORED_DIRS.has(name)) continue;
-        walk(full);
-      } else if (st.isFile()) {
-        snap.set(relative(outputsDir, full).split(sep).join("/"), `${st.size}:${st.mtimeMs}`);
-      }
-    }
-  };
-  walk(outputsDir);
+  await walkTree(
+    dirs.outputs,
+    async (entry) => {
+      if (!entry.isFile && !(entry.isSymlink && !entry.isDir)) return true;
+      const info = await lstat(entry.path).catch(() => undefined);
+      if (info) snap.set(entry.rel, `${info.size}:${info.mtimeMs}`);
+      return true;
+    },
+    { ...(signal ? { signal } : {}), ignore: (name, relDir) => relDir === "" && IGNORED_TOP_DIRS.has(name) },
+  );
   return snap;
 }
 

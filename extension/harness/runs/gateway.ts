@@ -97,6 +97,9 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
   const planMode = req.planMode ?? context.plan_mode === true;
   const prompt = scrubSecrets(req.prompt) as string;
   const files = req.files ?? [];
+  // Before admission: a thread folder the sandbox replaced with a link refuses the run
+  // (HarnessError "thread_folder_redirected"), and no run is left pending for it.
+  const dirs = ensureThreadDirs(s.workspaceFolder, req.threadId);
   const runId = randomUUID();
   const admission = s.manager.admit({
     run_id: runId,
@@ -115,7 +118,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       runId: run.run_id,
       threadId: req.threadId,
       workspaceFolder: s.workspaceFolder,
-      dirs: ensureThreadDirs(s.workspaceFolder, req.threadId),
+      dirs,
       model,
       ...(titleModel ? { titleModel } : {}),
       ...(req.apiKey ? { apiKey: req.apiKey } : {}),

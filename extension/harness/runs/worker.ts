@@ -67,7 +67,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       ? setTimeout(() => controller.abort(new RunAbort("timeout", `Run timed out after ${ctx.timeoutMs! / 1000} s.`)), ctx.timeoutMs)
       : undefined;
 
-    const before = snapshotOutputs(ctx.dirs.outputs);
+    const before = await snapshotOutputs(ctx.dirs, controller.signal);
     const agent = buildLeadAgent({
       model: createChatModel(ctx.model, ctx.apiKey ? { apiKey: ctx.apiKey } : {}),
       supportsVision: ctx.model.supportsVision,
@@ -113,7 +113,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     if (result.status === "success") {
       const artifactsAfter = after.artifacts;
       const presented = artifactsAfter.filter((a) => !artifactsBefore.includes(a));
-      const receipt = checkDelivery(before, snapshotOutputs(ctx.dirs.outputs), presented);
+      const receipt = checkDelivery(before, await snapshotOutputs(ctx.dirs, controller.signal), presented);
       manager.journal.append({ run_id: run.run_id, thread_id: ctx.threadId, event: "custom", data: receipt });
       if (!receipt.satisfied) result = { status: "error", error: DELIVERY_INCOMPLETE };
     }

@@ -1,17 +1,20 @@
 /**
  * File operations on a thread's data by virtual path, shared by the local and the dev container
- * providers (see provider.ts for why). Every path goes through `resolveVirtualPath` first, and
- * every path handed back is virtual. Errors carry a `kind` the tools branch on; their messages
+ * providers (see provider.ts for why). Every path goes through the trust boundary first
+ * (`trust/toolPaths.ts`: resolveReadPath / resolveWritePath), every file is opened through
+ * `trust/openChecked.ts`, every walk is `trust/treeWalk.ts`, and every path handed back is virtual. Errors carry a `kind` the tools branch on; their messages
  * may hold host paths, so the tools never show them unmasked.
  */
-import { mkdir, readFile, writeFile, appendFile, stat } from "node:fs/promises";
-import { openSync, readSync, closeSync, readFileSync, statSync, realpathSync } from "node:fs";
+import { mkdir, realpath, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { HarnessError } from "../errors.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
-import { hostToVirtual, isAllowedRealPath, isNodeError, isWithin, resolveVirtualPath } from "./paths.js";
-import { escapesRoot, pathMatches, walk, type WalkEntry } from "./search.js";
+import { hostToVirtual, isAllowedRealPath, isNodeError, isWithin } from "./paths.js";
+import { pathMatches, shouldIgnoreName } from "./search.js";
 import { withPathLock } from "./pathLock.js";
+import { openForRead, readFileChecked, writeFileChecked } from "./trust/openChecked.js";
+import { isPathRefusal, resolveReadPath, resolveWritePath } from "./trust/toolPaths.js";
+import { walkTree, type TreeEntry } from "./trust/treeWalk.js";
 
 export type FileErrorKind = "not_found" | "is_directory" | "not_directory" | "permission" | "not_text" | "invalid_regex";
 
@@ -28,7 +31,8 @@ export class SandboxFileError extends Error {
 /** Map any error from a file operation to the kind the tools report, or "other". */
 export function fileErrorKind(err: unknown): FileErrorKind | "other" {
   if (err instanceof SandboxFileError) return err.kind;
-  if (err instanceof HarnessError) return err.code === "path_denied" ? "permission" : "other";
+  if (isPathRefusal(err)) return "permission";
+  if (err instanceof HarnessError) return "other";
   if (!isNodeError(err)) return "other";
   switch (err.code) {
     case "ENOENT":
@@ -62,6 +66,8 @@ export interface GrepOptions {
   readonly literal?: boolean;
   readonly caseSensitive?: boolean;
   readonly maxResults: number;
+  /** The run's signal: a walk stops when it aborts. */
+  readonly signal?: AbortSignal | undefined;
 }
 
 /** The file half of DeerFlow's Sandbox, by virtual path. */
@@ -70,8 +76,8 @@ export interface SandboxFiles {
   writeFile(path: string, content: string, append?: boolean): Promise<void>;
   /** Under the path lock: false when `oldStr` is not in the file. Empty `oldStr` is a no-op. */
   replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean): Promise<boolean>;
-  listDir(path: string, maxDepth?: number): Promise<string[]>;
-  glob(path: string, pattern: string, includeDirs: boolean, maxResults: number): Promise<SearchResult<string>>;
+  listDir(path: string, maxDepth?: number, signal?: AbortSignal): Promise<string[]>;
+  glob(path: string, pattern: string, includeDirs: boolean, maxResults: number, signal?: AbortSignal): Promise<SearchResult<string>>;
   grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>>;
 }
 
@@ -98,17 +104,22 @@ function truncateLine(line: string): string {
   return stripped.length <= LINE_SUMMARY_LENGTH ? stripped : `${stripped.slice(0, LINE_SUMMARY_LENGTH - 3)}...`;
 }
 
-function isBinaryFile(path: string): boolean {
-  let fd: number | undefined;
+const BINARY_SNIFF_BYTES = 8192;
+
+/** A file's text for grep, or undefined to skip it (too big, binary, not a regular file, unreadable). */
+async function grepText(path: string): Promise<string | undefined> {
+  let handle;
   try {
-    fd = openSync(path, "r");
-    const buf = Buffer.alloc(8192);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    return buf.subarray(0, n).includes(0);
+    handle = await openForRead(path);
+    if ((await handle.stat()).size > MAX_GREP_FILE_BYTES) return undefined;
+    const bytes = await handle.readFile();
+    if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
+    return bytes.toString("utf8");
   } catch {
-    return true;
+    // Unreadable files are skipped, as DeerFlow does on OSError.
+    return undefined;
   } finally {
-    if (fd !== undefined) closeSync(fd);
+    await handle?.close();
   }
 }
 
@@ -116,8 +127,8 @@ export class HostFiles implements SandboxFiles {
   constructor(readonly dirs: ThreadDirs) {}
 
   async readFile(path: string, startLine?: number, endLine?: number): Promise<string> {
-    const real = resolveVirtualPath(path, this.dirs);
-    const content = universalNewlines(decodeText(await readFile(real)));
+    const real = resolveReadPath(path, this.dirs);
+    const content = universalNewlines(decodeText(await readFileChecked(real)));
     if (startLine === undefined && endLine === undefined) return content;
     const lines = content.split("\n");
     if (content.endsWith("\n")) lines.pop();
@@ -127,20 +138,19 @@ export class HostFiles implements SandboxFiles {
   }
 
   async writeFile(path: string, content: string, append = false): Promise<void> {
-    const real = resolveVirtualPath(path, this.dirs);
+    const real = resolveWritePath(path, this.dirs);
     await withPathLock(real, async () => {
       await mkdir(dirname(real), { recursive: true });
-      if (append) await appendFile(real, content, "utf8");
-      else await writeFile(real, content, "utf8");
+      await writeFileChecked(real, content, append ? "append" : "overwrite");
     });
   }
 
   async replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean): Promise<boolean> {
-    const real = resolveVirtualPath(path, this.dirs);
+    const real = resolveWritePath(path, this.dirs);
     return withPathLock(real, async () => {
       // Raw text, not universal newlines: the file keeps its own line endings (DeerFlow rewrites
       // CRLF files as LF here; we do not). A LF-only old_str still matches a CRLF file.
-      const content = decodeText(await readFile(real));
+      const content = decodeText(await readFileChecked(real));
       if (oldStr === "") return true;
       let [from, to] = [oldStr, newStr];
       if (!content.includes(from) && content.includes("\r\n") && !from.includes("\r")) {
@@ -148,36 +158,36 @@ export class HostFiles implements SandboxFiles {
       }
       if (content === "" || !content.includes(from)) return false;
       const next = replaceAll ? content.split(from).join(to) : content.replace(from, () => to);
-      await writeFile(real, next, "utf8");
+      await writeFileChecked(real, next, "overwrite");
       return true;
     });
   }
 
-  async listDir(path: string, maxDepth = 2): Promise<string[]> {
-    const rootReal = resolveVirtualPath(path, this.dirs);
-    const info = await stat(rootReal);
-    if (!info.isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
+  async listDir(path: string, maxDepth = 2, signal?: AbortSignal): Promise<string[]> {
+    const rootReal = resolveReadPath(path, this.dirs);
+    if (!(await stat(rootReal)).isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
     const result: string[] = [];
-    const visit = (entry: WalkEntry): boolean => {
+    const visit = async (entry: TreeEntry): Promise<boolean> => {
       let real = entry.path;
       if (entry.isSymlink) {
         // DeerFlow shows a symlink by its resolved target, and only when that stays in the root.
-        if (escapesRoot(entry.path, rootReal, isWithin)) return true;
-        real = realpathSync(entry.path);
+        const target = await realpath(entry.path).catch(() => undefined);
+        if (target === undefined || !isWithin(target, rootReal)) return true;
+        real = target;
       }
       if (isAllowedRealPath(real, this.dirs)) result.push(hostToVirtual(real, this.dirs) + (entry.isDir ? "/" : ""));
       return true;
     };
-    walk(rootReal, visit, maxDepth);
+    await walkTree(rootReal, visit, { maxDepth, signal, ignore: shouldIgnoreName });
     return [...new Set(result)].sort();
   }
 
-  glob(path: string, pattern: string, includeDirs: boolean, maxResults: number): Promise<SearchResult<string>> {
-    const rootReal = resolveVirtualPath(path, this.dirs);
-    if (!statSync(rootReal).isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
+  async glob(path: string, pattern: string, includeDirs: boolean, maxResults: number, signal?: AbortSignal): Promise<SearchResult<string>> {
+    const rootReal = resolveReadPath(path, this.dirs);
+    if (!(await stat(rootReal)).isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
     const matches: string[] = [];
     let truncated = false;
-    walk(rootReal, (entry) => {
+    const visit = (entry: TreeEntry): boolean => {
       if (entry.isDir && !includeDirs) return true;
       if (!pathMatches(pattern, entry.rel)) return true;
       matches.push(hostToVirtual(entry.path, this.dirs));
@@ -186,16 +196,15 @@ export class HostFiles implements SandboxFiles {
         return false;
       }
       return true;
-    });
-    return Promise.resolve({ matches, truncated });
+    };
+    await walkTree(rootReal, visit, { signal, ignore: shouldIgnoreName });
+    return { matches, truncated };
   }
 
-  grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>> {
-    const rootReal = resolveVirtualPath(path, this.dirs);
-    const rootIsFile = statSync(rootReal).isFile();
-    if (!rootIsFile && !statSync(rootReal).isDirectory()) {
-      throw new SandboxFileError("not_directory", "not a directory");
-    }
+  async grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>> {
+    const rootReal = resolveReadPath(path, this.dirs);
+    const rootInfo = await stat(rootReal);
+    if (!rootInfo.isFile() && !rootInfo.isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
     let regex: RegExp;
     try {
       const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&") : pattern;
@@ -205,37 +214,34 @@ export class HostFiles implements SandboxFiles {
     }
     const matches: GrepMatch[] = [];
     let truncated = false;
-    const searchFile = (file: string): boolean => {
-      try {
-        if (statSync(file).size > MAX_GREP_FILE_BYTES || isBinaryFile(file)) return true;
-        const text = readFileSync(file).toString("utf8");
-        const virtual = hostToVirtual(file, this.dirs);
-        const lines = text.split(/(?<=\r\n|\n|\r(?!\n))/);
-        for (let i = 0; i < lines.length; i += 1) {
-          const raw = lines[i] as string;
-          if (raw === "") continue;
-          if (raw.replace(/\r\n$/, "\n").length > MAX_GREP_LINE_CHARS) continue;
-          if (!regex.test(raw.replace(/[\r\n]+$/, ""))) continue;
-          matches.push({ path: virtual, lineNumber: i + 1, line: truncateLine(raw) });
-          if (matches.length >= options.maxResults) {
-            truncated = true;
-            return false;
-          }
+    const searchFile = async (file: string): Promise<boolean> => {
+      const text = await grepText(file);
+      if (text === undefined) return true;
+      const virtual = hostToVirtual(file, this.dirs);
+      const lines = text.split(/(?<=\r\n|\n|\r(?!\n))/);
+      for (let i = 0; i < lines.length; i += 1) {
+        const raw = lines[i] as string;
+        if (raw === "") continue;
+        if (raw.replace(/\r\n$/, "\n").length > MAX_GREP_LINE_CHARS) continue;
+        if (!regex.test(raw.replace(/[\r\n]+$/, ""))) continue;
+        matches.push({ path: virtual, lineNumber: i + 1, line: truncateLine(raw) });
+        if (matches.length >= options.maxResults) {
+          truncated = true;
+          return false;
         }
-      } catch {
-        // Unreadable files are skipped, as DeerFlow does on OSError.
       }
       return true;
     };
-    if (rootIsFile) {
-      searchFile(rootReal);
+    if (rootInfo.isFile()) {
+      await searchFile(rootReal);
     } else {
-      walk(rootReal, (entry) => {
-        if (entry.isDir || entry.isSymlink) return true;
+      const visit = (entry: TreeEntry): boolean | Promise<boolean> => {
+        if (!entry.isFile) return true;
         if (options.glob != null && !pathMatches(options.glob, entry.rel)) return true;
         return searchFile(entry.path);
-      });
+      };
+      await walkTree(rootReal, visit, { signal: options.signal, ignore: shouldIgnoreName });
     }
-    return Promise.resolve({ matches, truncated });
+    return { matches, truncated };
   }
 }

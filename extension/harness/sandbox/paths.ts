@@ -12,8 +12,9 @@
  *   - a path reached through the workspace that lands in `.deerflow/` is refused unless it is this
  *     thread's own uploads/outputs (other threads' data must stay invisible).
  *
- * Not a security boundary against a hostile local process (a symlink can be swapped between the
- * check and the use, as in DeerFlow); it keeps a well-meaning model inside the thread's data.
+ * This is the mapping and the containment check; the rest of the trust boundary (protected
+ * paths, thread folders that cannot be redirected, opening files so that a link swapped in after
+ * the check is caught, bounded walks) is `trust/`, which builds on it. Tools call `trust/`.
  */
 import { lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve, sep } from "node:path";
@@ -103,11 +104,21 @@ export function virtualToHost(virtualPath: string, dirs: ThreadDirs): string | u
  * `HarnessError("path_denied")` whose message names no host path.
  */
 export function resolveVirtualPath(virtualPath: string, dirs: ThreadDirs): string {
+  return containedRealPath(mapVirtualPath(virtualPath, dirs), dirs);
+}
+
+/** The lexical half of resolveVirtualPath: traversal, "is it virtual at all", the mapping. */
+export function mapVirtualPath(virtualPath: string, dirs: ThreadDirs): string {
   rejectPathTraversal(virtualPath);
   if (!virtualPath.startsWith(`${VIRTUAL_PATH_PREFIX}/`)) throw deny(ONLY_USER_DATA_MESSAGE);
   const host = virtualToHost(virtualPath, dirs);
   if (host === undefined) throw deny(UNMAPPED_VIRTUAL_MESSAGE);
-  const real = realPathAllowingMissing(resolve(host));
+  return resolve(host);
+}
+
+/** The real half: symlinks resolved, then containment in the thread's roots. */
+export function containedRealPath(hostPath: string, dirs: ThreadDirs): string {
+  const real = realPathAllowingMissing(hostPath);
   if (!isAllowedRealPath(real, dirs)) throw deny(PATH_TRAVERSAL_MESSAGE);
   return real;
 }

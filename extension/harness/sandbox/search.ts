@@ -1,13 +1,12 @@
 /**
- * Directory walking, ignore rules and glob matching for ls / glob / grep (DeerFlow's
- * `sandbox/search.py` and `sandbox/local/list_dir.py`), with Node built-ins only.
+ * Ignore rules and glob matching for ls / glob / grep (DeerFlow's `sandbox/search.py` and
+ * `sandbox/local/list_dir.py`), with Node built-ins only. The walk itself is the trust
+ * boundary's (`trust/treeWalk.ts`: no followed links, cycle-safe, async, abortable).
  *
  * Glob semantics follow DeerFlow's `PurePosixPath.match`: a relative pattern is anchored at the
  * right, so `*.py` finds Python files at any depth and `src/*.py` matches `app/src/x.py`; `**`
  * matches any number of segments (including none), so `**\/*.py` also finds a top-level `a.py`.
  */
-import { lstatSync, readdirSync, realpathSync, statSync } from "node:fs";
-import { join } from "node:path";
 
 export const IGNORE_PATTERNS = [
   ".git", ".svn", ".hg", ".bzr", "node_modules", "__pycache__", ".venv", "venv", ".env", "env", ".tox",
@@ -85,71 +84,4 @@ export function pathMatches(pattern: string, relPath: string): boolean {
   // Anchored at the right: some suffix of the path must match the whole pattern.
   for (let start = 0; start <= parts.length; start += 1) if (matchSegments(compiled, 0, parts, start)) return true;
   return false;
-}
-
-export interface WalkEntry {
-  /** Absolute host path (not resolved). */
-  readonly path: string;
-  /** Relative to the walk root, POSIX separators. */
-  readonly rel: string;
-  readonly isDir: boolean;
-  readonly isSymlink: boolean;
-}
-
-function sortedEntries(dir: string): Array<{ name: string; isDir: boolean; isSymlink: boolean }> {
-  let dirents;
-  try {
-    dirents = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return dirents
-    .filter((d) => !shouldIgnoreName(d.name))
-    .map((d) => {
-      const isSymlink = d.isSymbolicLink();
-      let isDir = d.isDirectory();
-      if (isSymlink) {
-        try {
-          isDir = statSync(join(dir, d.name)).isDirectory();
-        } catch {
-          isDir = false;
-        }
-      }
-      return { name: d.name, isDir, isSymlink };
-    })
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-}
-
-/**
- * Depth-first, top-down walk like `os.walk` (symlinked directories are reported but not
- * entered); per directory: its subdirectories, then its files, then the recursion.
- * `visit` returns false to stop the walk; `maxDepth` 1 = the root's children only.
- */
-export function walk(root: string, visit: (entry: WalkEntry) => boolean, maxDepth = Infinity): void {
-  const step = (dir: string, relDir: string, depth: number): boolean => {
-    const entries = sortedEntries(dir);
-    const rel = (name: string): string => (relDir ? `${relDir}/${name}` : name);
-    for (const e of entries.filter((x) => x.isDir)) {
-      if (!visit({ path: join(dir, e.name), rel: rel(e.name), isDir: true, isSymlink: e.isSymlink })) return false;
-    }
-    for (const e of entries.filter((x) => !x.isDir)) {
-      if (!visit({ path: join(dir, e.name), rel: rel(e.name), isDir: false, isSymlink: e.isSymlink })) return false;
-    }
-    if (depth >= maxDepth) return true;
-    for (const e of entries.filter((x) => x.isDir && !x.isSymlink)) {
-      if (!step(join(dir, e.name), rel(e.name), depth + 1)) return false;
-    }
-    return true;
-  };
-  step(root, "", 1);
-}
-
-/** True when the entry is a symlink whose target lies outside `rootReal`. */
-export function escapesRoot(path: string, rootReal: string, isWithin: (p: string, r: string) => boolean): boolean {
-  try {
-    if (!lstatSync(path).isSymbolicLink()) return false;
-    return !isWithin(realpathSync(path), rootReal);
-  } catch {
-    return true;
-  }
 }

@@ -11,7 +11,8 @@ import type { ThreadRecord } from "../store/threads.js";
 import type { ViewedImage, Todo } from "../state/reducers.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { toWireMessage } from "../runs/wire.js";
-import { isWithin, resolveVirtualPath } from "../sandbox/paths.js";
+import { isWithin } from "../sandbox/paths.js";
+import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
 import { threadDirs } from "../threads/threadDirs.js";
 import type { OpenWorkspace } from "./workspaces.js";
 
@@ -79,9 +80,11 @@ function artifactViews(ws: OpenWorkspace, threadId: string, paths: readonly stri
   for (const path of paths) {
     let real: string;
     try {
-      real = resolveVirtualPath(path, dirs);
+      real = resolveReadPath(path, dirs);
     } catch {
-      continue; // present_files validated it once; a path that no longer resolves is not shown
+      // present_files validated it once; a path that no longer resolves (or whose outputs folder
+      // the sandbox replaced with a link) is not shown
+      continue;
     }
     if (!isWithin(real, ws.folder)) continue;
     let exists = false;

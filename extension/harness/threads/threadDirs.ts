@@ -6,9 +6,10 @@
  * outputs live inside that folder under `.deerflow/threads/<thread_id>/`, so results arrive as
  * files the user can open. `.deerflow/.gitignore` (`*`) keeps them out of the user's repository.
  */
-import { mkdirSync, writeFileSync, existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { HarnessError } from "../errors.js";
+import { ensureThreadDataIgnore, ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
 
 export const THREAD_ID_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
@@ -22,7 +23,11 @@ export function validateThreadId(threadId: unknown): string {
   return threadId;
 }
 
-/** Host directories of one thread. All absolute and symlink-resolved (realpath) once created. */
+/**
+ * Host directories of one thread. From ensureThreadDirs: absolute, under the workspace's real
+ * path, and every folder below it checked to be a real folder (no symlinks), so they are real
+ * paths too.
+ */
 export interface ThreadDirs {
   readonly threadId: string;
   /** `/mnt/user-data/workspace`: the workspace folder itself. */
@@ -41,22 +46,21 @@ export function threadDirs(workspaceFolder: string, threadId: string): ThreadDir
 }
 
 /**
- * Create the thread's directories (idempotent) and return them with symlinks resolved, so that
- * later containment checks compare real paths with real paths.
+ * Create the thread's directories (idempotent) and return them as real paths, so that later
+ * containment checks compare real paths with real paths.
+ *
+ * The workspace folder is the user's choice: a link to it is resolved, once. Below it nothing is
+ * resolved: a symlink where `.deerflow`, `threads`, the thread's folder, `uploads` or `outputs`
+ * should be is refused (HarnessError "thread_folder_redirected", see sandbox/trust/threadFolders.ts),
+ * because the sandbox can plant one (it used to be followed, and the next run wrote wherever it led).
  */
 export function ensureThreadDirs(workspaceFolder: string, threadId: string): ThreadDirs {
-  const dirs = threadDirs(workspaceFolder, threadId);
-  if (!existsSync(dirs.workspace)) {
-    throw new HarnessError("workspace_mismatch", `Workspace folder does not exist: ${dirs.workspace}`);
+  const given = threadDirs(workspaceFolder, threadId);
+  if (!existsSync(given.workspace)) {
+    throw new HarnessError("workspace_mismatch", `Workspace folder does not exist: ${given.workspace}`);
   }
-  mkdirSync(dirs.uploads, { recursive: true });
-  mkdirSync(dirs.outputs, { recursive: true });
-  const ignore = join(dirs.workspace, ".deerflow", ".gitignore");
-  if (!existsSync(ignore)) writeFileSync(ignore, "*\n");
-  return {
-    threadId,
-    workspace: realpathSync(dirs.workspace),
-    uploads: realpathSync(dirs.uploads),
-    outputs: realpathSync(dirs.outputs),
-  };
+  const dirs = threadDirs(realpathSync(given.workspace), threadId);
+  ensureThreadFolders(dirs);
+  ensureThreadDataIgnore(dirs);
+  return dirs;
 }

@@ -15,14 +15,9 @@ import { existsSync } from "node:fs";
 import { isAbsolute, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import type { ThreadDirs } from "../threads/threadDirs.js";
-import {
-  OUTPUTS_VIRTUAL_PREFIX,
-  VIRTUAL_PATH_PREFIX,
-  isWithin,
-  realPathAllowingMissing,
-  rejectPathTraversal,
-  resolveVirtualPath,
-} from "../sandbox/paths.js";
+import { OUTPUTS_VIRTUAL_PREFIX, VIRTUAL_PATH_PREFIX, isWithin, realPathAllowingMissing, rejectPathTraversal } from "../sandbox/paths.js";
+import { ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
+import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
 import { errorMessage } from "../errors.js";
 
 const schema = z.object({
@@ -43,8 +38,10 @@ export function normaliseArtifactPath(p: string, dirs: ThreadDirs): Outcome {
   const notOutputs = { ok: false as const, error: `Error: Only files in ${OUTPUTS_VIRTUAL_PREFIX} can be presented: ${p}` };
   let real: string;
   try {
+    // "Inside outputs" means something only while outputs is a real folder (trust/threadFolders.ts).
+    ensureThreadFolders(dirs, ["outputs"]);
     if (p.startsWith(`${VIRTUAL_PATH_PREFIX}/`)) {
-      real = resolveVirtualPath(p, dirs);
+      real = resolveReadPath(p, dirs);
     } else if (isAbsolute(p)) {
       rejectPathTraversal(p);
       real = realPathAllowingMissing(resolve(p));

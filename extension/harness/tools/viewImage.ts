@@ -15,7 +15,8 @@ import { z } from "zod";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { ViewedImage } from "../state/reducers.js";
-import { OUTPUTS_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, WORKSPACE_VIRTUAL_PATH, resolveVirtualPath } from "../sandbox/paths.js";
+import { OUTPUTS_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, WORKSPACE_VIRTUAL_PATH } from "../sandbox/paths.js";
+import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
 import { EXTENSION_MIME, MAX_IMAGE_BYTES, SUPPORTED_EXTENSIONS, sniffImageMime } from "./imageFormat.js";
 import { errorMessage } from "../errors.js";
 
@@ -39,7 +40,7 @@ export function readImage(imagePath: string, dirs: ThreadDirs, blobs: BlobStore)
   }
   let real: string;
   try {
-    real = resolveVirtualPath(vpath, dirs);
+    real = resolveReadPath(vpath, dirs);
   } catch (err) {
     return fail(`Error: ${errorMessage(err)}`);
   }

@@ -7,12 +7,13 @@ import { tool, ToolMessage } from "langchain";
 import { Command } from "@langchain/langgraph";
 import type { ToolRuntime } from "langchain";
 import { z } from "zod";
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { fallbackTruncate, DEFAULT_TOOL_OUTPUT_BUDGET, toolOutputBudgetMiddleware } from "../../../extension/harness/middlewares/toolOutputBudget.js";
+import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
 import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;
@@ -29,9 +30,15 @@ const sized = (name: string) =>
   tool(({ size }: { size: number }) => Promise.resolve("y".repeat(size)), { name, description: "Return text", schema: z.object({ size: z.number() }) });
 const bashLike = tool(({ n }: { n: number }) => Promise.resolve(lines(n)), { name: "bash", description: "Run", schema: z.object({ n: z.number() }) });
 
-function setup(tools: Parameters<typeof buildTestAgent>[0]["tools"], outputsDir?: string) {
-  const outputs = outputsDir ?? mkdtempSync(join(tmpdir(), "deerflow-budget-"));
-  return { outputs, agent: buildTestAgent({ baseURL: server.url, middleware: [toolOutputBudgetMiddleware(outputs)], tools: tools ?? [] }) };
+/** A real thread's folders; `outputsBlocked` puts a file where its outputs folder should be. */
+function setup(tools: Parameters<typeof buildTestAgent>[0]["tools"], outputsBlocked = false) {
+  const dirs = ensureThreadDirs(mkdtempSync(join(tmpdir(), "deerflow-budget-")), "budget");
+  if (outputsBlocked) {
+    rmSync(dirs.outputs, { recursive: true });
+    writeFileSync(dirs.outputs, "a file where the outputs dir should be");
+  }
+  const outputs = dirs.outputs;
+  return { outputs, agent: buildTestAgent({ baseURL: server.url, middleware: [toolOutputBudgetMiddleware(dirs)], tools: tools ?? [] }) };
 }
 
 test("a bash result over 12000 chars is saved as .tool-results/bash-<id>.log; the model sees the synopsis and pointer", async () => {
@@ -110,9 +117,7 @@ test("a Command result keeps its other update keys (artifacts) while its ToolMes
 });
 
 test("no storage (outputs cannot be written): head + tail within 30000 chars with DeerFlow's marker", async () => {
-  const blocker = join(mkdtempSync(join(tmpdir(), "deerflow-budget-")), "not-a-dir");
-  writeFileSync(blocker, "a file where the outputs dir should be");
-  const { agent } = setup([bashLike], blocker);
+  const { agent } = setup([bashLike], true);
   server.setScript([{ toolCalls: [{ name: "bash", args: { n: 1000 }, id: "huge" }] }, { content: "done" }]);
   const first = server.requests.length;
   await streamTurn(agent, "budget-5", "go");

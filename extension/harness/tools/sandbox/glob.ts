@@ -35,11 +35,11 @@ const schema = z.object({
 export function createGlobTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
-      runSandboxTool("glob", deps, runtime, async ({ files, dirs }) => {
+      runSandboxTool("glob", deps, runtime, async ({ files, dirs, signal }) => {
         const requested = input.path;
         const max = clampMaxResults(input.max_results, DEFAULT_GLOB_MAX_RESULTS, MAX_GLOB_MAX_RESULTS);
         try {
-          const { matches, truncated } = await files.glob(requested, input.pattern, input.include_dirs ?? false, max);
+          const { matches, truncated } = await files.glob(requested, input.pattern, input.include_dirs ?? false, max, signal);
           return formatGlobResults(requested, matches, truncated);
         } catch (err) {
           switch (fileErrorKind(err)) {

@@ -37,7 +37,7 @@ const schema = z.object({
 export function createGrepTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
-      runSandboxTool("grep", deps, runtime, async ({ files, dirs }) => {
+      runSandboxTool("grep", deps, runtime, async ({ files, dirs, signal }) => {
         const requested = input.path;
         const max = clampMaxResults(input.max_results, DEFAULT_GREP_MAX_RESULTS, MAX_GREP_MAX_RESULTS);
         try {
@@ -46,6 +46,7 @@ export function createGrepTool(deps: SandboxToolDeps) {
             literal: input.literal ?? false,
             caseSensitive: input.case_sensitive ?? false,
             maxResults: max,
+            signal,
           });
           // Matched lines are file content: mask host paths in them too.
           const masked = matches.map((m) => ({ ...m, line: maskLocalPathsInOutput(m.line, dirs) }));

@@ -19,10 +19,10 @@ const schema = z.object({
 export function createLsTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
-      runSandboxTool("ls", deps, runtime, async ({ files, dirs }) => {
+      runSandboxTool("ls", deps, runtime, async ({ files, dirs, signal }) => {
         const requested = input.path;
         try {
-          const children = await files.listDir(requested, 2);
+          const children = await files.listDir(requested, 2, signal);
           if (children.length === 0) return "(empty)";
           return truncateLsOutput(maskLocalPathsInOutput(children.join("\n"), dirs));
         } catch (err) {

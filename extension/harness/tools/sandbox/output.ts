@@ -2,11 +2,11 @@
  * Truncation and result shaping for the sandbox tools, in one place, with DeerFlow's exact strings
  * (`sandbox/tools.py` _truncate_*, _format_*; `local_sandbox.py` execute_command).
  */
-import { HarnessError } from "../../errors.js";
 import type { ThreadDirs } from "../../threads/threadDirs.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
 import type { ExecResult } from "../../sandbox/provider.js";
 import type { GrepMatch } from "../../sandbox/files.js";
+import { isPathRefusal } from "../../sandbox/trust/toolPaths.js";
 
 export const BASH_OUTPUT_MAX_CHARS = 20_000;
 export const READ_FILE_OUTPUT_MAX_CHARS = 50_000;
@@ -153,11 +153,13 @@ export function writeFileTooLargeMessage(contentBytes: number, maxBytes: number)
 
 /**
  * DeerFlow's "Permission denied ..." text, plus the reason when the harness refused the path
- * (traversal, outside the thread's roots): the model can act on "use /mnt/user-data/...", not on a
- * bare "denied". The reason never names a host path (paths.ts builds it from virtual roots).
+ * (traversal, outside the thread's roots, a protected path and its rule, a redirected thread
+ * folder): the model can act on "use /mnt/user-data/..." or tell the user, not on a bare
+ * "denied". The reason never names a host path (the trust module builds it from virtual roots
+ * and workspace-relative names).
  */
 export function permissionDenied(prefix: string, requested: string, err: unknown): string {
   const base = `${prefix}: ${requested}`;
-  if (err instanceof HarnessError && err.code === "path_denied") return `${base} (${err.message})`;
+  if (isPathRefusal(err)) return `${base} (${err.message})`;
   return base;
 }

@@ -1,0 +1,144 @@
+/**
+ * Opening a checked path so that what was checked is what gets read or written.
+ *
+ * The path rules (containment, protected paths, thread folders) look at a path; the sandbox can
+ * change the tree between that look and the open (a background loop in the container flipping a
+ * folder to a symlink into `.git`). So every open here:
+ * - never follows a link at the last component (O_NOFOLLOW), never truncates before the check
+ *   (O_TRUNC would destroy the wrong file), and never blocks on a FIFO (O_NONBLOCK: opening a
+ *   FIFO planted in the workspace would otherwise hang a thread-pool thread, or the event loop);
+ * - then asks where the open file really is: on Linux the kernel says it (`/proc/self/fd/N`),
+ *   elsewhere the path must still lead, without links, to the same inode. Anything else is refused
+ *   before a byte is read or written;
+ * - accepts only regular files (a directory is EISDIR, as the tools expect).
+ *
+ * What remains: when a parent is swapped at the exact moment of a create, O_CREAT may leave an
+ * empty, non-executable file where the link pointed; it is refused before anything is written.
+ */
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, realpathSync, writeSync } from "node:fs";
+import { open, type FileHandle } from "node:fs/promises";
+import { dirname } from "node:path";
+import { HarnessError } from "../../errors.js";
+
+const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND } = constants;
+// Absent on Windows, where links are not the sandbox's tool (the container runs on Linux).
+const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
+const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
+
+const READ_FLAGS = O_RDONLY | O_NOFOLLOW | O_NONBLOCK;
+const WRITE_FLAGS = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK;
+
+export const PATH_SWAPPED_MESSAGE =
+  "The path was replaced by a link while the harness opened it (something in the sandbox changed it); it was not used";
+export const NOT_REGULAR_FILE_MESSAGE = "Only regular files can be read or written, not a FIFO, socket or device";
+
+/** Where the kernel says an open fd points (Linux); undefined where the platform does not say. */
+function kernelPathOf(fd: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/self/fd/${fd}`);
+  } catch {
+    return undefined;
+  }
+}
+
+function isDirectoryError(): NodeJS.ErrnoException {
+  return Object.assign(new Error("EISDIR: illegal operation on a directory"), { code: "EISDIR" });
+}
+
+/** Throws unless `fd` is the regular file at `expected` (absolute, link-free) right now. */
+export function checkOpened(fd: number, expected: string): void {
+  const info = fstatSync(fd);
+  if (info.isDirectory()) throw isDirectoryError();
+  if (!info.isFile()) throw new HarnessError("path_denied", NOT_REGULAR_FILE_MESSAGE);
+  const actual = kernelPathOf(fd);
+  if (actual !== undefined) {
+    if (actual !== expected) throw new HarnessError("path_denied", PATH_SWAPPED_MESSAGE);
+    return;
+  }
+  let now;
+  try {
+    now = lstatSync(expected);
+  } catch {
+    throw new HarnessError("path_denied", PATH_SWAPPED_MESSAGE);
+  }
+  if (now.ino !== info.ino || now.dev !== info.dev || realpathSync(dirname(expected)) !== dirname(expected)) {
+    throw new HarnessError("path_denied", PATH_SWAPPED_MESSAGE);
+  }
+}
+
+async function openHandle(path: string, flags: number): Promise<FileHandle> {
+  const handle = await open(path, flags, 0o666);
+  try {
+    checkOpened(handle.fd, path);
+    return handle;
+  } catch (err) {
+    await handle.close();
+    throw err;
+  }
+}
+
+/** An open, checked handle for reading (grep reads a prefix first); the caller closes it. */
+export function openForRead(path: string): Promise<FileHandle> {
+  return openHandle(path, READ_FLAGS);
+}
+
+export async function readFileChecked(path: string): Promise<Buffer> {
+  const handle = await openForRead(path);
+  try {
+    return await handle.readFile();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Overwrite (truncated only after the check) or append; the file is created when missing. */
+export async function writeFileChecked(path: string, data: string, mode: "overwrite" | "append"): Promise<void> {
+  const handle = await openHandle(path, WRITE_FLAGS | (mode === "append" ? O_APPEND : 0));
+  try {
+    if (mode === "overwrite") await handle.truncate(0);
+    await handle.writeFile(data, "utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+function createChecked(path: string): number {
+  const fd = openSync(path, WRITE_FLAGS | O_EXCL, 0o666);
+  try {
+    checkOpened(fd, path);
+    return fd;
+  } catch (err) {
+    closeSync(fd);
+    throw err;
+  }
+}
+
+/** A new file (EEXIST when the name is taken, by a link too), checked, with `data`. */
+export function createFileSync(path: string, data: string | Buffer): void {
+  const fd = createChecked(path);
+  try {
+    const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Copy `source` (the user's own file) into a new, checked file at `path`. */
+export function copyToNewFileSync(source: string, path: string): void {
+  const fd = createChecked(path);
+  const input = openSync(source, O_RDONLY);
+  try {
+    const buffer = Buffer.alloc(1 << 20);
+    for (;;) {
+      const n = readSync(input, buffer, 0, buffer.length, null);
+      if (n === 0) break;
+      let written = 0;
+      while (written < n) written += writeSync(fd, buffer, written, n - written);
+    }
+  } finally {
+    closeSync(input);
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,126 @@
+/**
+ * Protected paths: places in the workspace where a file the agent writes would make code run on
+ * the host without the user's yes. The agent's file tools (and every other writer the harness
+ * runs on the model's behalf) classify a write here first; a protected one is refused with an
+ * error that names the rule, so the model can tell the user what it wanted to change.
+ *
+ * `classifyWrite` is separate from the refusal on purpose: once approvals exist (issue 13) a
+ * protected write becomes "ask the user" instead of "refuse", with the same classification.
+ *
+ * - Both the path as written and its real path (symlinks of the path and of every parent
+ *   resolved, dangling links followed) are classified, so a symlink planted to `.git` is caught.
+ * - Names are compared case-folded on every platform, not only on macOS/Windows: whether a volume
+ *   is case-insensitive is a property of the volume (a Windows drive under WSL, an APFS or SMB
+ *   mount seen from Linux), not of `process.platform`.
+ * - The rules apply at any depth (`sub/.git/hooks` runs when the user runs git in `sub`), inside
+ *   the thread's uploads and outputs too; `.deerflow` only at the workspace root, where the
+ *   harness keeps its thread data.
+ */
+import { relative, resolve, sep } from "node:path";
+import { HarnessError } from "../../errors.js";
+import type { ThreadDirs } from "../../threads/threadDirs.js";
+import { THREAD_DATA_DIR_NAME, isWithin, realPathAllowingMissing } from "../paths.js";
+
+export type ProtectedRuleId = "devcontainer" | "git" | "husky" | "vscode" | "thread_data";
+
+export interface ProtectedRule {
+  readonly id: ProtectedRuleId;
+  /** The paths the rule covers, as a person reads them. */
+  readonly pattern: string;
+  /** What would run on the host (or what would be corrupted) if the agent wrote there. */
+  readonly reason: string;
+}
+
+export const PROTECTED_RULES: Readonly<Record<ProtectedRuleId, ProtectedRule>> = {
+  devcontainer: {
+    id: "devcontainer",
+    pattern: ".devcontainer/**, .devcontainer.json",
+    reason: "the dev container configuration, whose commands run on the host when the container is brought up",
+  },
+  git: { id: "git", pattern: ".git/**", reason: "git runs hooks and the commands in its config on the host" },
+  husky: { id: "husky", pattern: ".husky/**", reason: "git hooks that run on the host" },
+  vscode: { id: "vscode", pattern: ".vscode/**", reason: "VS Code runs its tasks and applies its settings on the host" },
+  thread_data: {
+    id: "thread_data",
+    pattern: `${THREAD_DATA_DIR_NAME}/** outside this thread's uploads and outputs`,
+    reason: "the harness's own data and other threads' files",
+  },
+};
+
+/** Folded segment name → rule, for the rules that apply at any depth. */
+const SEGMENT_RULES = new Map<string, ProtectedRule>([
+  [".devcontainer", PROTECTED_RULES.devcontainer],
+  [".devcontainer.json", PROTECTED_RULES.devcontainer],
+  [".git", PROTECTED_RULES.git],
+  [".husky", PROTECTED_RULES.husky],
+  [".vscode", PROTECTED_RULES.vscode],
+]);
+
+export type WriteClass =
+  | { readonly protected: false }
+  | { readonly protected: true; readonly rule: ProtectedRule };
+
+const NOT_PROTECTED: WriteClass = { protected: false };
+
+/**
+ * One path segment as a case-insensitive volume may see it: NFKC first (APFS and NTFS fold the
+ * long s and the Kelvin sign onto `s` and `k`), then case; Windows also drops trailing dots and
+ * spaces and reads `name:stream` as `name`.
+ */
+export function foldSegment(segment: string): string {
+  return segment.normalize("NFKC").toUpperCase().toLowerCase().replace(/:.*$/s, "").replace(/[. ]+$/, "");
+}
+
+function bySegments(segments: readonly string[]): WriteClass {
+  for (const segment of segments) {
+    const rule = SEGMENT_RULES.get(foldSegment(segment));
+    if (rule) return { protected: true, rule };
+  }
+  return NOT_PROTECTED;
+}
+
+function segmentsBelow(path: string, root: string): string[] {
+  return relative(root, path).split(sep).filter((s) => s !== "");
+}
+
+/** One absolute, `..`-free host path; undefined when it lies outside every root (containment's job). */
+function classifyOne(path: string, dirs: ThreadDirs): WriteClass | undefined {
+  // Own uploads/outputs: exact containment (thread ids are case-sensitive: `T1` is another thread).
+  for (const own of [dirs.uploads, dirs.outputs]) {
+    if (isWithin(path, own)) return bySegments(segmentsBelow(path, own));
+  }
+  if (!isWithin(path, dirs.workspace)) return undefined;
+  const segments = segmentsBelow(path, dirs.workspace);
+  if (segments.length > 0 && foldSegment(segments[0] as string) === THREAD_DATA_DIR_NAME) {
+    return { protected: true, rule: PROTECTED_RULES.thread_data };
+  }
+  return bySegments(segments);
+}
+
+/**
+ * Would writing `hostPath` (a host path the mapping produced, not yet resolved) touch a protected
+ * path? Classifies the path as written and where its symlinks lead.
+ */
+export function classifyWrite(hostPath: string, dirs: ThreadDirs): WriteClass {
+  const lexical = resolve(hostPath);
+  const first = classifyOne(lexical, dirs);
+  if (first?.protected) return first;
+  return classifyOne(realPathAllowingMissing(lexical), dirs) ?? NOT_PROTECTED;
+}
+
+/** The refusal: a HarnessError("path_protected") that carries the rule (issue 13 asks instead). */
+export class ProtectedPathError extends HarnessError {
+  constructor(readonly rule: ProtectedRule) {
+    super(
+      "path_protected",
+      `Protected path (${rule.pattern}): ${rule.reason}. The agent may not write here; ` +
+        "tell the user what you wanted to change so they can do it themselves",
+    );
+    this.name = "ProtectedPathError";
+  }
+}
+
+export function assertWritable(hostPath: string, dirs: ThreadDirs): void {
+  const verdict = classifyWrite(hostPath, dirs);
+  if (verdict.protected) throw new ProtectedPathError(verdict.rule);
+}

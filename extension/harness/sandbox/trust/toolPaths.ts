@@ -1,0 +1,50 @@
+/**
+ * The one entry point for a path a tool got from the model: the path rules in the order they
+ * apply. Tools and providers call these; none of them re-implements a rule.
+ *
+ * 1. the virtual path scheme (paths.ts): no `..`, only `/mnt/user-data/{workspace,uploads,outputs}`;
+ * 2. thread folders (threadFolders.ts): a path into uploads/outputs needs every folder from
+ *    `.deerflow` down to be real, at this use, not only when the run started;
+ * 3. writes only: protected paths (protectedPaths.ts), on the path and on where its links lead;
+ * 4. containment (paths.ts): the real path stays in the thread's roots, out of other threads' data.
+ *
+ * Every refusal is a HarnessError whose message names no host path. The returned real path is
+ * then opened with openChecked.ts, which catches a link swapped in after these checks.
+ */
+import { HarnessError } from "../../errors.js";
+import type { ThreadDirs } from "../../threads/threadDirs.js";
+import { containedRealPath, mapVirtualPath, realPathAllowingMissing } from "../paths.js";
+import { assertWritable } from "./protectedPaths.js";
+import { ensureThreadFolders, threadFolderOf } from "./threadFolders.js";
+
+const REFUSAL_CODES = new Set<string>(["path_denied", "path_protected", "thread_folder_redirected"]);
+
+/**
+ * A refusal of this boundary (traversal, outside the roots, a protected path, a redirected thread
+ * folder, a path swapped while opened): its message says why and names no host path, so the
+ * tools show it to the model ("Permission denied ... (why)").
+ */
+export function isPathRefusal(err: unknown): err is HarnessError {
+  return err instanceof HarnessError && REFUSAL_CODES.has(err.code);
+}
+
+/** Check the thread folder a host path lies in (the path as written, then where it leads). */
+export function guardThreadFolders(hostPath: string, dirs: ThreadDirs, real?: string): void {
+  const folder = threadFolderOf(hostPath, dirs) ?? (real !== undefined ? threadFolderOf(real, dirs) : undefined);
+  if (folder) ensureThreadFolders(dirs, [folder]);
+}
+
+/** A model-supplied virtual path → the real host path it may read. */
+export function resolveReadPath(virtualPath: string, dirs: ThreadDirs): string {
+  const host = mapVirtualPath(virtualPath, dirs);
+  guardThreadFolders(host, dirs);
+  return containedRealPath(host, dirs);
+}
+
+/** A model-supplied virtual path → the real host path it may write (create, overwrite, edit). */
+export function resolveWritePath(virtualPath: string, dirs: ThreadDirs): string {
+  const host = mapVirtualPath(virtualPath, dirs);
+  guardThreadFolders(host, dirs, realPathAllowingMissing(host));
+  assertWritable(host, dirs);
+  return containedRealPath(host, dirs);
+}
