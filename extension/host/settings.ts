@@ -3,14 +3,18 @@
  * can type anything into settings.json), so they are parsed with a schema; a broken model entry
  * is dropped with a log line rather than failing every run.
  *
- * `models` and `allowHostCommands` are machine-scoped in package.json: a workspace's
- * .vscode/settings.json (which the agent's own tools can write) must not point a model and its
- * key at another endpoint, nor switch host commands on.
+ * `models`, `sandboxProvider` and `allowHostCommands` are machine-scoped in package.json and
+ * read here from user or remote settings only (trustedSetting.ts): a workspace's
+ * .vscode/settings.json (which the agent's tools or the sandbox could write) must not point a
+ * model and its key at another endpoint, pick the sandbox, nor switch host commands on.
+ * `defaultModel` and `titleModel` may come from the workspace: they only choose among the
+ * models the user configured.
  */
 import * as vscode from "vscode";
 import { z } from "zod";
 import type { HarnessSettings, ModelSetting } from "../protocol/rpc.js";
 import type { ModelChoice } from "../protocol/webview.js";
+import { trustedSettingValue } from "./trustedSetting.js";
 
 const SECTION = "deerflow";
 
@@ -31,7 +35,7 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
   const cfg = vscode.workspace.getConfiguration(SECTION);
   const problems: string[] = [];
   const models: ModelSetting[] = [];
-  const raw = cfg.get<unknown>("models", []);
+  const raw = trustedSettingValue<unknown>(cfg.inspect<unknown>("models"), []);
   for (const [i, entry] of (Array.isArray(raw) ? raw : []).entries()) {
     const parsed = ModelSettingZ.safeParse(entry);
     if (!parsed.success) {
@@ -42,13 +46,13 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
       models.push(parsed.data);
     }
   }
-  const provider = cfg.get<string>("sandboxProvider", "auto");
+  const provider = trustedSettingValue<unknown>(cfg.inspect<unknown>("sandboxProvider"), "auto");
   const nonEmpty = (v: string | undefined): string | undefined => (v && v.trim() ? v.trim() : undefined);
   const settings: HarnessSettings = {
     models,
     sandbox: {
       provider: provider === "local" || provider === "devcontainer" ? provider : "auto",
-      allow_host_commands: cfg.get<boolean>("allowHostCommands", false) === true,
+      allow_host_commands: trustedSettingValue<unknown>(cfg.inspect<unknown>("allowHostCommands"), false) === true,
     },
     workspace_trusted: workspaceTrusted,
   };
