@@ -22,12 +22,13 @@ import { createMiddleware } from "langchain";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage, MessageContent } from "@langchain/core/messages";
 import { StateSchema } from "@langchain/langgraph";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { lstatSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { threadStateFields } from "../state/threadState.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { UPLOADS_VIRTUAL_PATH } from "../sandbox/paths.js";
+import { readFileCheckedSync } from "../sandbox/trust/openChecked.js";
 import { neutralizeUntrustedTags as neutralize } from "./inputSanitization.js";
 import { contentText, ORIGINAL_USER_CONTENT_KEY } from "./shared/messages.js";
 
@@ -77,7 +78,8 @@ export function filesFromKwargs(message: BaseMessage, uploadsDir: string): Uploa
     if (!filename || basename(filename) !== filename || filename === "." || filename === ".." || isStagingName(filename)) continue;
     const host = join(uploadsDir, filename);
     try {
-      if (!statSync(host).isFile()) continue;
+      // lstat: the sandbox can write uploads; a link planted there is not an upload.
+      if (!lstatSync(host).isFile()) continue;
     } catch {
       continue;
     }
@@ -97,10 +99,11 @@ function outlineFor(hostPath: string): { outline: OutlineEntry[]; truncated: boo
   const ext = extname(hostPath);
   const md = ext ? `${hostPath.slice(0, -ext.length)}.md` : `${hostPath}.md`;
   const none = { outline: [], truncated: false, preview: [] };
-  if (!existsSync(md)) return none;
   let text: string;
   try {
-    text = readFileSync(md).subarray(0, OUTLINE_READ_BYTES).toString("utf8");
+    // Checked (trust/openChecked.ts): a link or a FIFO the sandbox planted as `<stem>.md` is
+    // neither followed nor waited on.
+    text = readFileCheckedSync(md, OUTLINE_READ_BYTES).toString("utf8");
   } catch {
     return none;
   }

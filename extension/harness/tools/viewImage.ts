@@ -9,7 +9,7 @@ import { tool } from "langchain";
 import type { ToolRuntime } from "langchain";
 import { Command } from "@langchain/langgraph";
 import { ToolMessage } from "@langchain/core/messages";
-import { readFileSync, statSync } from "node:fs";
+import { statSync } from "node:fs";
 import { extname, posix } from "node:path";
 import { z } from "zod";
 import type { ThreadDirs } from "../threads/threadDirs.js";
@@ -17,6 +17,7 @@ import type { BlobStore } from "../store/blobs.js";
 import type { ViewedImage } from "../state/reducers.js";
 import { OUTPUTS_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, WORKSPACE_VIRTUAL_PATH } from "../sandbox/paths.js";
 import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
+import { readFileCheckedSync } from "../sandbox/trust/openChecked.js";
 import { EXTENSION_MIME, MAX_IMAGE_BYTES, SUPPORTED_EXTENSIONS, sniffImageMime } from "./imageFormat.js";
 import { errorMessage } from "../errors.js";
 
@@ -59,7 +60,8 @@ export function readImage(imagePath: string, dirs: ThreadDirs, blobs: BlobStore)
   }
   let bytes: Buffer;
   try {
-    bytes = readFileSync(real);
+    // Checked: a FIFO or a link swapped in after the stat above is neither waited on nor followed.
+    bytes = readFileCheckedSync(real, MAX_IMAGE_BYTES + 1);
   } catch (err) {
     // The OS message may carry the host path; the model gets the virtual one only.
     const code = (err as NodeJS.ErrnoException).code ?? "read failed";

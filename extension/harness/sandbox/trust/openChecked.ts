@@ -102,6 +102,28 @@ export async function writeFileChecked(path: string, data: string, mode: "overwr
   }
 }
 
+/**
+ * For synchronous callers (view_image, the uploads outline): at most `maxBytes` of a checked
+ * regular file. Never blocks on a FIFO, never follows a swapped-in link.
+ */
+export function readFileCheckedSync(path: string, maxBytes = Infinity): Buffer {
+  const fd = openSync(path, READ_FLAGS);
+  try {
+    checkOpened(fd, path);
+    const size = Math.min(fstatSync(fd).size, maxBytes);
+    const buffer = Buffer.alloc(size);
+    let read = 0;
+    while (read < size) {
+      const n = readSync(fd, buffer, read, size - read, read);
+      if (n === 0) break;
+      read += n;
+    }
+    return buffer.subarray(0, read);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 function createChecked(path: string): number {
   const fd = openSync(path, WRITE_FLAGS | O_EXCL, 0o666);
   try {

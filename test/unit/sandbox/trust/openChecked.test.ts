@@ -13,6 +13,7 @@ import {
   checkOpened,
   createFileSync,
   readFileChecked,
+  readFileCheckedSync,
   writeFileChecked,
 } from "../../../../extension/harness/sandbox/trust/openChecked.js";
 import { makeFixture, run, toolsFor } from "../helpers.js";
@@ -75,5 +76,11 @@ test("FIFOs planted in the workspace never hang a read, a write, grep or read_fi
     await run(fx, tools.read_file, { description: "d", path: "/mnt/user-data/workspace/pipe" }),
     `Error: Permission denied reading file: /mnt/user-data/workspace/pipe (${NOT_REGULAR_FILE_MESSAGE})`,
   );
+  // The synchronous reader (view_image, the uploads outline) neither waits on a FIFO nor follows a link.
+  assert.throws(() => readFileCheckedSync(fifo), refused(NOT_REGULAR_FILE_MESSAGE));
+  writeFileSync(join(ws, "host-secret"), "# private heading\n");
+  symlinkSync(join(ws, "host-secret"), join(ws, "report.md"));
+  assert.throws(() => readFileCheckedSync(join(ws, "report.md")), { code: "ELOOP" });
+  assert.equal(readFileCheckedSync(join(ws, "host-secret"), 9).toString(), "# private");
   rmSync(fifo);
 });
