@@ -116,9 +116,12 @@ export function mapVirtualPath(virtualPath: string, dirs: ThreadDirs): string {
   return resolve(host);
 }
 
-/** The real half: symlinks resolved, then containment in the thread's roots. */
-export function containedRealPath(hostPath: string, dirs: ThreadDirs): string {
-  const real = realPathAllowingMissing(hostPath);
+/**
+ * The real half: symlinks resolved, then containment in the thread's roots. A caller that has
+ * already resolved `hostPath` passes `real`, so that what it checked is what is contained and
+ * returned (resolving twice would let a link swapped in between slip through).
+ */
+export function containedRealPath(hostPath: string, dirs: ThreadDirs, real = realPathAllowingMissing(hostPath)): string {
   if (!isAllowedRealPath(real, dirs)) throw deny(PATH_TRAVERSAL_MESSAGE);
   return real;
 }

@@ -103,9 +103,14 @@ function classifyOne(path: string, dirs: ThreadDirs): WriteClass | undefined {
  */
 export function classifyWrite(hostPath: string, dirs: ThreadDirs): WriteClass {
   const lexical = resolve(hostPath);
+  return classifyResolved(lexical, realPathAllowingMissing(lexical), dirs);
+}
+
+/** classifyWrite for a caller that resolved the path already (and goes on to use exactly `real`). */
+export function classifyResolved(lexical: string, real: string, dirs: ThreadDirs): WriteClass {
   const first = classifyOne(lexical, dirs);
   if (first?.protected) return first;
-  return classifyOne(realPathAllowingMissing(lexical), dirs) ?? NOT_PROTECTED;
+  return classifyOne(real, dirs) ?? NOT_PROTECTED;
 }
 
 /** The refusal: a HarnessError("path_protected") that carries the rule (issue 13 asks instead). */
@@ -120,7 +125,7 @@ export class ProtectedPathError extends HarnessError {
   }
 }
 
-export function assertWritable(hostPath: string, dirs: ThreadDirs): void {
-  const verdict = classifyWrite(hostPath, dirs);
+export function assertWritable(lexical: string, real: string, dirs: ThreadDirs): void {
+  const verdict = classifyResolved(lexical, real, dirs);
   if (verdict.protected) throw new ProtectedPathError(verdict.rule);
 }

@@ -41,10 +41,15 @@ export function resolveReadPath(virtualPath: string, dirs: ThreadDirs): string {
   return containedRealPath(host, dirs);
 }
 
-/** A model-supplied virtual path → the real host path it may write (create, overwrite, edit). */
+/**
+ * A model-supplied virtual path → the real host path it may write (create, overwrite, edit).
+ * Resolved once: the path classified is the path contained and returned, and openChecked.ts then
+ * makes sure it is the file actually opened.
+ */
 export function resolveWritePath(virtualPath: string, dirs: ThreadDirs): string {
   const host = mapVirtualPath(virtualPath, dirs);
-  guardThreadFolders(host, dirs, realPathAllowingMissing(host));
-  assertWritable(host, dirs);
-  return containedRealPath(host, dirs);
+  const real = realPathAllowingMissing(host);
+  guardThreadFolders(host, dirs, real);
+  assertWritable(host, real, dirs);
+  return containedRealPath(host, dirs, real);
 }
