@@ -9,17 +9,27 @@ import { stateCommand, threadsCommand } from "./cli/state.js";
 import { UsageError } from "./cli/args.js";
 import { HarnessError } from "./errors.js";
 import { cancelCommand, eventsCommand, runsCommand } from "./cli/runs.js";
+import { devcontainerCommand } from "./cli/devcontainer.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
-                   [--base-url URL] [--api-key KEY] [--plan-mode] [--allow-host-commands]
+                   [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
                    [--sandbox auto|local|devcontainer] [--data-dir DIR]
+                   The API key comes from the environment (OPENAI_API_KEY or the model's
+                   api_key_env) or from stdin with --api-key-stdin. --api-key KEY still works
+                   but shows the key to other processes (ps), and says so on stderr.
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
   deerflow threads --workspace DIR [--data-dir DIR]
   deerflow events  --workspace DIR --thread ID [--after SEQ] [--data-dir DIR]
   deerflow runs    --workspace DIR --thread ID [--data-dir DIR]
   deerflow cancel  --workspace DIR --run ID [--data-dir DIR]
+  deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
+  deerflow devcontainer status  --workspace DIR [--data-dir DIR]
+                   A folder's dev container is brought up only with a configuration you
+                   approved (devcontainer.json, its Dockerfile/compose files, local features,
+                   the scripts its initializeCommand names). approve prints what it approves,
+                   including the commands that run on this machine, and records it.
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -37,6 +47,8 @@ async function main(argv: string[]): Promise<number> {
       return runsCommand(rest);
     case "cancel":
       return cancelCommand(rest);
+    case "devcontainer":
+      return devcontainerCommand(rest);
     case "help":
     case "--help":
     case "-h":

@@ -18,6 +18,11 @@ export type HarnessErrorCode =
   | "sandbox_container_lost"
   /** Dev container sandbox: it cannot be rebuilt now (a run is using it). */
   | "sandbox_busy"
+  /**
+   * Dev container sandbox: the folder's configuration (devcontainer.json and what it names) is
+   * not approved by the user, or changed since; nothing was brought up (devcontainer/approvals.ts).
+   */
+  | "sandbox_config_unapproved"
   | "path_denied"
   /** A write the trust boundary refuses because it could make code run on the host (sandbox/trust/protectedPaths.ts). */
   | "path_protected"

@@ -7,7 +7,7 @@
 import { spawn } from "node:child_process";
 import { DevContainerSandboxProvider } from "../../extension/harness/sandbox/devcontainer/provider.js";
 import { defaultCliPath } from "../../extension/harness/sandbox/devcontainer/devcontainerCli.js";
-import { copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "../devcontainer/helpers/engine.js";
+import { approvedDataDir, copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "../devcontainer/helpers/engine.js";
 import { ensureThreadDirs } from "../../extension/harness/threads/threadDirs.js";
 import { createBashTool } from "../../extension/harness/tools/sandbox/bash.js";
 import type { Bench, Row } from "./run.js";
@@ -43,7 +43,7 @@ function quantile(sorted: readonly number[], q: number): number {
 }
 
 function newProvider(folder: string): DevContainerSandboxProvider {
-  return new DevContainerSandboxProvider({ workspaceFolder: folder, dockerPath: DOCKER_PATH, socketPath: SOCKET_PATH, idleTimeoutMs: 0 });
+  return new DevContainerSandboxProvider({ workspaceFolder: folder, dataDir: approvedDataDir(folder), dockerPath: DOCKER_PATH, socketPath: SOCKET_PATH, idleTimeoutMs: 0 });
 }
 
 async function firstCall(provider: DevContainerSandboxProvider): Promise<number> {

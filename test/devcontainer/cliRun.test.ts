@@ -27,6 +27,8 @@ after(async () => {
 
 test("the model's bash runs in the dev container, writes outputs, and the presented file is on the host", async () => {
   const dataDir = mkdtempSync(join(tmpdir(), "deerflow-dc-cli-data-"));
+  const approved = await runCli(["devcontainer", "approve", "--workspace", folder, "--data-dir", dataDir]);
+  assert.equal(approved.code, 0, approved.stderr);
   server.setScript([
     { toolCalls: [{ name: "bash", args: { description: "where am I", command: "test -f /.dockerenv && echo in-container; hostname; pwd; echo from-container > /mnt/user-data/outputs/report.txt" } }] },
     { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/report.txt"] } }] },

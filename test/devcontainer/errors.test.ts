@@ -10,7 +10,7 @@ import { after, before, test } from "node:test";
 import { HarnessError } from "../../extension/harness/errors.js";
 import type { EngineApi } from "../../extension/harness/sandbox/devcontainer/engineApi.js";
 import { DevContainerSandboxProvider } from "../../extension/harness/sandbox/devcontainer/provider.js";
-import { copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";
+import { approvedDataDir, copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";
 
 let api: EngineApi;
 const folders: string[] = [];
@@ -43,6 +43,7 @@ test("no Docker engine: a readable error naming the socket", async () => {
   const folder = await fixture("basic");
   const provider = new DevContainerSandboxProvider({
     workspaceFolder: folder,
+    dataDir: approvedDataDir(folder),
     dockerPath: DOCKER_PATH,
     socketPath: join(folder, "no-such-docker.sock"),
   });
@@ -57,9 +58,10 @@ test("no Docker engine: a readable error naming the socket", async () => {
   await provider.shutdown();
 });
 
-test("a broken devcontainer.json is a bring-up error; once fixed, the same provider comes up", async () => {
+test("a broken devcontainer.json is a bring-up error; once fixed (and approved), the same provider comes up", async () => {
   const folder = await fixture("broken");
-  const provider = new DevContainerSandboxProvider({ workspaceFolder: folder, dockerPath: DOCKER_PATH, socketPath: SOCKET_PATH });
+  const dataDir = approvedDataDir(folder);
+  const provider = new DevContainerSandboxProvider({ workspaceFolder: folder, dataDir, dockerPath: DOCKER_PATH, socketPath: SOCKET_PATH });
   try {
     await assert.rejects(
       provider.acquire("t1"),
@@ -69,6 +71,9 @@ test("a broken devcontainer.json is a bring-up error; once fixed, the same provi
       join(folder, ".devcontainer", "devcontainer.json"),
       JSON.stringify({ image: "local/debian-minbase:bookworm", runArgs: ["--network", "none"] }),
     );
+    // The fix is a new configuration: the user approves it before it is brought up.
+    await assert.rejects(provider.acquire("t1"), rejectsWith("sandbox_config_unapproved", /changed since it was approved/));
+    approvedDataDir(folder, dataDir);
     const sandbox = await provider.get(await provider.acquire("t1"));
     const result = await sandbox?.execCommand("echo fixed", { timeoutMs: 30_000 });
     assert.equal(result?.stdout, "fixed\n");
@@ -79,7 +84,7 @@ test("a broken devcontainer.json is a bring-up error; once fixed, the same provi
 
 test("an image that is missing and cannot be pulled is a bring-up error with the engine's reason", async () => {
   const folder = await fixture("missing-image");
-  const provider = new DevContainerSandboxProvider({ workspaceFolder: folder, dockerPath: DOCKER_PATH, socketPath: SOCKET_PATH });
+  const provider = new DevContainerSandboxProvider({ workspaceFolder: folder, dataDir: approvedDataDir(folder), dockerPath: DOCKER_PATH, socketPath: SOCKET_PATH });
   await assert.rejects(
     provider.acquire("t1"),
     rejectsWith("sandbox_bringup_failed", /docker pull local\/deerflow-no-such-image:1.*\(Error response from daemon: /),

@@ -11,7 +11,7 @@ import {
   DevContainerSandboxProvider,
   type DevContainerEvent,
 } from "../../extension/harness/sandbox/devcontainer/provider.js";
-import { copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";
+import { approvedDataDir, copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";
 
 let api: EngineApi;
 let folder: string;
@@ -30,6 +30,7 @@ function provider(idleTimeoutMs: number) {
   const events = new EventEmitter();
   const p = new DevContainerSandboxProvider({
     workspaceFolder: folder,
+    dataDir: approvedDataDir(folder),
     dockerPath: DOCKER_PATH,
     socketPath: SOCKET_PATH,
     idleTimeoutMs,

@@ -19,7 +19,7 @@ import type { Sandbox } from "../../extension/harness/sandbox/provider.js";
 import { ensureThreadDirs, threadDirs } from "../../extension/harness/threads/threadDirs.js";
 import { createBashTool } from "../../extension/harness/tools/sandbox/bash.js";
 import { normaliseArtifactPath } from "../../extension/harness/tools/presentFiles.js";
-import { copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";
+import { approvedDataDir, copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";
 import { waitForFile } from "./helpers/waitForFile.js";
 
 let api: EngineApi;
@@ -43,6 +43,7 @@ before(async () => {
   folder = await copyFixture("basic");
   provider = new DevContainerSandboxProvider({
     workspaceFolder: folder,
+    dataDir: approvedDataDir(folder),
     dockerPath: DOCKER_PATH,
     socketPath: SOCKET_PATH,
     idleTimeoutMs: 0,

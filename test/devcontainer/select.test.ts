@@ -9,7 +9,7 @@ import { DevContainerSandboxProvider } from "../../extension/harness/sandbox/dev
 import { LocalSandboxProvider } from "../../extension/harness/sandbox/local.js";
 import { createSandboxProvider, parseSandboxChoice } from "../../extension/harness/sandbox/select.js";
 
-const outside = { env: {}, dockerEnvFile: "/nonexistent/.dockerenv" };
+const outside = { env: {}, dockerEnvFile: "/nonexistent/.dockerenv", dataDir: mkdtempSync(join(tmpdir(), "deerflow-select-data-")) };
 
 function folder(kind: "none" | "dir" | "root"): string {
   const dir = mkdtempSync(join(tmpdir(), "deerflow-select-"));
@@ -34,10 +34,10 @@ test("auto: the dev container when the folder has one (either location), local o
 
 test("auto inside a container (REMOTE_CONTAINERS or /.dockerenv) picks local", () => {
   const ws = folder("dir");
-  assert.equal(createSandboxProvider("auto", { workspaceFolder: ws, env: { REMOTE_CONTAINERS: "true" }, dockerEnvFile: "/nonexistent" }).kind, "local");
+  assert.equal(createSandboxProvider("auto", { ...outside, workspaceFolder: ws, env: { REMOTE_CONTAINERS: "true" }, dockerEnvFile: "/nonexistent" }).kind, "local");
   const marker = join(folder("none"), ".dockerenv");
   writeFileSync(marker, "");
-  assert.equal(createSandboxProvider("auto", { workspaceFolder: ws, env: {}, dockerEnvFile: marker }).kind, "local");
+  assert.equal(createSandboxProvider("auto", { ...outside, workspaceFolder: ws, env: {}, dockerEnvFile: marker }).kind, "local");
 });
 
 test("explicit choices: local always; devcontainer needs a configuration", () => {

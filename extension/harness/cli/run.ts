@@ -30,6 +30,7 @@ const options = {
   model: { type: "string" },
   "base-url": { type: "string" },
   "api-key": { type: "string" },
+  "api-key-stdin": { type: "boolean" },
   "plan-mode": { type: "boolean" },
   "allow-host-commands": { type: "boolean" },
   "data-dir": { type: "string" },
@@ -66,6 +67,7 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
   const multitask = v.multitask ?? "reject";
   if (multitask !== "reject" && multitask !== "interrupt") throw new UsageError("deerflow run: --multitask takes reject or interrupt");
+  const apiKey = await apiKeyArg(v["api-key"], v["api-key-stdin"] ?? false);
   const dataDir = v["data-dir"] ?? defaultDataDir();
   let sandboxChoice: SandboxChoice | undefined;
   try {
@@ -102,7 +104,7 @@ export async function runCommand(argv: string[]): Promise<number> {
           files,
           ...(v.model ? { model: v.model } : {}),
           ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
-          ...(v["api-key"] ? { apiKey: v["api-key"] } : {}),
+          ...(apiKey ? { apiKey } : {}),
           planMode: v["plan-mode"] ?? false,
           ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}),
           multitask,
@@ -140,7 +142,7 @@ export async function runCommand(argv: string[]): Promise<number> {
     // the container when it exits (the extension keeps it warm until an idle timeout instead).
     let sandbox;
     try {
-      sandbox = createSandboxProvider(sandboxChoice ?? config.sandbox.provider, { workspaceFolder: workspace });
+      sandbox = createSandboxProvider(sandboxChoice ?? config.sandbox.provider, { workspaceFolder: workspace, dataDir });
     } catch (err) {
       if (err instanceof HarnessError) throw new UsageError(`deerflow run: ${err.message}`);
       throw err;
@@ -178,6 +180,28 @@ export async function runCommand(argv: string[]): Promise<number> {
     await shutdownSandbox?.().catch(() => undefined);
     store.close();
   }
+}
+
+/**
+ * The key from `--api-key-stdin` (all of stdin, the trailing newline dropped) or, with a warning,
+ * from `--api-key`: a command line is readable by every process on the machine (ps, /proc).
+ * Neither: undefined, and the model's key comes from the environment.
+ */
+async function apiKeyArg(flag: string | undefined, fromStdin: boolean): Promise<string | undefined> {
+  if (flag !== undefined && fromStdin) throw new UsageError("deerflow run: use either --api-key or --api-key-stdin, not both");
+  if (flag !== undefined) {
+    process.stderr.write(
+      "deerflow run: warning: --api-key puts the key on the command line, where other processes on this machine can read it; " +
+        "prefer the environment (OPENAI_API_KEY or the model's api_key_env) or --api-key-stdin.\n",
+    );
+    return flag || undefined;
+  }
+  if (!fromStdin) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  const key = Buffer.concat(chunks).toString("utf8").replace(/\r?\n$/, "");
+  if (key.trim() === "") throw new UsageError("deerflow run: --api-key-stdin read no key from stdin");
+  return key;
 }
 
 /**

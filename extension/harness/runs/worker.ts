@@ -19,7 +19,7 @@ import type { ThreadStore } from "../store/threads.js";
 import type { BaseMessage} from "@langchain/core/messages";
 import { ToolMessage } from "@langchain/core/messages";
 import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
-import { errorMessage } from "../errors.js";
+import { errorMessage, HarnessError } from "../errors.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -32,7 +32,8 @@ export interface WorkerServices {
   bashTimeoutMs?: number;
 }
 
-export type WorkerResult = TurnResult;
+/** `errorCode`: the HarnessError code when the run was refused before it ran (sandbox preflight). */
+export type WorkerResult = TurnResult & { errorCode?: string };
 
 /** How often a running run proves it is alive (and learns of a cancel from another process). */
 function heartbeatMs(ttlMs: number): number {
@@ -66,6 +67,11 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     timer = ctx.timeoutMs
       ? setTimeout(() => controller.abort(new RunAbort("timeout", `Run timed out after ${ctx.timeoutMs! / 1000} s.`)), ctx.timeoutMs)
       : undefined;
+
+    // A sandbox the run may not use at all (a dev container configuration the user has not
+    // approved) ends the run here, with what to do, before the model is asked anything.
+    const refusal = await sandboxRefusal(s.sandboxProvider);
+    if (refusal) return endRefused(manager, run.run_id, ctx.threadId, refusal);
 
     const before = await snapshotOutputs(ctx.dirs, controller.signal);
     const agent = buildLeadAgent({
@@ -145,6 +151,29 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     if (timer) clearTimeout(timer);
     unregister();
   }
+}
+
+async function sandboxRefusal(provider: SandboxProvider): Promise<HarnessError | undefined> {
+  try {
+    await provider.preflight?.();
+    return undefined;
+  } catch (err) {
+    if (err instanceof HarnessError) return err;
+    throw err;
+  }
+}
+
+/** The run ends `error` with the refusal's message; its `error` event carries the code for clients. */
+function endRefused(manager: RunManager, runId: string, threadId: string, refusal: HarnessError): WorkerResult {
+  manager.journal.append({ run_id: runId, thread_id: threadId, event: "error", data: { name: refusal.name, message: refusal.message, code: refusal.code } });
+  let ended: WorkerResult = { status: "error", error: refusal.message, errorCode: refusal.code };
+  manager.runs.transaction(() => {
+    manager.runs.finish(runId, ["running"], "error", { error: refusal.message });
+    const cur = manager.runs.get(runId)!;
+    if (cur.status !== "error") ended = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
+    manager.journalEnd(cur, ended.status, ended.error ?? null);
+  });
+  return ended;
 }
 
 async function currentArtifacts(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<string[]> {

@@ -61,6 +61,12 @@ export interface SandboxProvider {
   /** Stop everything this provider started (dev containers, background exec sessions). */
   shutdown?(): Promise<void>;
   /**
+   * Checks a run must pass before it may use this provider at all (a dev container whose
+   * configuration the user has not approved). Rejects with a HarnessError that ends the run
+   * with its message; the worker calls it before the model runs.
+   */
+  preflight?(): Promise<void>;
+  /**
    * Set when no command may run in this provider's sandboxes at all, whatever the user allowed
    * (an untrusted VS Code workspace): the bash tool answers with this text, which says why.
    */

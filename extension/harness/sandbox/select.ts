@@ -17,18 +17,21 @@ export const SANDBOX_CHOICES = ["auto", "local", "devcontainer"] as const;
 export type SandboxChoice = (typeof SANDBOX_CHOICES)[number];
 export type SandboxKind = "local" | "devcontainer";
 
-export interface SandboxSelectionOptions extends DevContainerProviderOptions {
-  /** For tests: the environment and the marker file `auto` looks at. */
+/** What `auto` looks at: the folder, and (for tests) the environment and the container marker file. */
+export interface SandboxDetectionOptions {
+  readonly workspaceFolder: string;
   readonly env?: NodeJS.ProcessEnv;
   readonly dockerEnvFile?: string;
 }
+
+export interface SandboxSelectionOptions extends DevContainerProviderOptions, SandboxDetectionOptions {}
 
 export function parseSandboxChoice(value: string): SandboxChoice {
   if ((SANDBOX_CHOICES as readonly string[]).includes(value)) return value as SandboxChoice;
   throw new HarnessError("usage", `Unknown sandbox ${JSON.stringify(value)}: use one of ${SANDBOX_CHOICES.join(", ")}.`);
 }
 
-export function resolveSandboxKind(choice: SandboxChoice, options: SandboxSelectionOptions): SandboxKind {
+export function resolveSandboxKind(choice: SandboxChoice, options: SandboxDetectionOptions): SandboxKind {
   if (choice === "local") return "local";
   const hasConfig = devContainerConfigPath(options.workspaceFolder) !== undefined;
   if (choice === "devcontainer") {

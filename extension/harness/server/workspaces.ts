@@ -88,6 +88,8 @@ export class Workspaces {
       // One provider per folder and kind, kept: it owns the folder's container and its lease.
       provider = createSandboxProvider(kind, {
         workspaceFolder: ws.folder,
+        // Approvals of the folder's dev container configuration live beside its database.
+        dataDir: this.session.dataDir,
         onEvent: (e) => {
           this.log.info(`Dev container of ${ws.folder}: ${e.status}${e.detail ? ` — ${e.detail}` : ""}`);
           this.onSandboxStatus({ workspaceFolder: ws.hostPath, status: e.status, ...(e.detail ? { detail: e.detail } : {}) });

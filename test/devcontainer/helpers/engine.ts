@@ -12,7 +12,9 @@ import { chmod, cp, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { mkdtempSync } from "node:fs";
 import { EngineApi } from "../../../extension/harness/sandbox/devcontainer/engineApi.js";
+import { approveCurrent, ConfigApprovals } from "../../../extension/harness/sandbox/devcontainer/approvals.js";
 
 const ROOT = resolve(fileURLToPath(import.meta.url), "../../../..");
 const SETUP_SCRIPT = join(ROOT, "scripts/ci/docker-setup.sh");
@@ -57,4 +59,13 @@ export async function disposeFixture(api: EngineApi, folder: string): Promise<vo
   const containers = await api.listContainers([`devcontainer.local_folder=${folder}`]);
   for (const c of containers) await api.removeContainer(c.Id);
   await rm(folder, { recursive: true, force: true });
+}
+
+/**
+ * A data dir in which the folder's dev container configuration, as it is now, is approved (what
+ * `deerflow devcontainer approve` records): every bring-up needs the user's approval.
+ */
+export function approvedDataDir(folder: string, dataDir = mkdtempSync(join(tmpdir(), "deerflow-dc-data-"))): string {
+  approveCurrent(new ConfigApprovals(dataDir, folder));
+  return dataDir;
 }

@@ -7,15 +7,22 @@
  * lines on stderr (`--log-format json`); the log is forwarded as progress and mined for the
  * engine's own error text when the outcome is an error ("Command failed: docker pull x" alone
  * does not tell a person that the image is missing and no registry answered).
+ *
+ * It only ever runs on an approved copy of the configuration (approvedCopy.ts; the type makes
+ * the copy required): `up` executes the config's `initializeCommand` on the host and resolves
+ * `${localEnv:…}` from the environment it gets, so both are the user's approved choice.
  */
 import { spawn } from "node:child_process";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { HarnessError } from "../../errors.js";
+import type { ApprovedCopy } from "./approvedCopy.js";
 import { asError } from "./errors.js";
 
 export interface DevcontainerUpOptions {
   readonly workspaceFolder: string;
+  /** The approved copy `up` reads instead of the workspace's own configuration. */
+  readonly approved: ApprovedCopy;
   /** The docker client the CLI shells out to (`--docker-path`). */
   readonly dockerPath: string;
   /** The engine socket; the CLI gets it as DOCKER_HOST so both talk to the same engine. */
@@ -63,6 +70,8 @@ export function devcontainerUp(options: DevcontainerUpOptions): Promise<Devconta
     options.cliPath ?? defaultCliPath(),
     "up",
     "--workspace-folder", options.workspaceFolder,
+    "--config", options.approved.configPath,
+    ...options.approved.idLabels.flatMap((label) => ["--id-label", label]),
     "--docker-path", options.dockerPath,
     "--include-merged-configuration",
     "--log-format", "json",
@@ -74,6 +83,8 @@ export function devcontainerUp(options: DevcontainerUpOptions): Promise<Devconta
       return;
     }
     // process.execPath is Electron inside the extension host: ELECTRON_RUN_AS_NODE makes it Node.
+    // The host environment is passed on purpose: `${localEnv:…}` in an approved config is a
+    // legitimate Dev Containers feature, and the approval is what makes its use the user's choice.
     const child = spawn(process.execPath, args, {
       env: { ...process.env, ELECTRON_RUN_AS_NODE: "1", DOCKER_HOST: `unix://${options.socketPath}` },
       stdio: ["ignore", "pipe", "pipe"],

@@ -14,11 +14,20 @@
  * container down, brings it up again through `devcontainer up` (which restarts or recreates it)
  * and retries once. A command whose stream ends without an exit code finds the container dead
  * and fails with `sandbox_container_lost`; the next command brings it up again.
+ *
+ * Approval: EVERY bring-up (the first, a re-up after the idle stop or a lost container, a
+ * rebuild) first reads the configuration and refuses with `sandbox_config_unapproved` unless the
+ * user approved exactly it; `up` then runs on the approved copy (approvals.ts, approvedCopy.ts).
+ * The container can edit the bind-mounted devcontainer.json, so an approval given once is never
+ * taken to cover what the folder holds later.
  */
 import { posix } from "node:path";
 import { HarnessError } from "../../errors.js";
 import type { ExecResult } from "../provider.js";
+import { scrubbedEnv } from "../exec.js";
 import { OUTPUTS_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, VIRTUAL_PATH_PREFIX, WORKSPACE_VIRTUAL_PATH } from "../paths.js";
+import { requireApproved, type ConfigApprovals } from "./approvals.js";
+import { writeApprovedCopy } from "./approvedCopy.js";
 import { runContainerExec } from "./containerExec.js";
 import { devcontainerUp } from "./devcontainerCli.js";
 import { EngineHttpError, type EngineApi } from "./engineApi.js";
@@ -37,6 +46,8 @@ export interface DevContainerEvent {
 
 export interface FolderContainerOptions {
   readonly workspaceFolder: string;
+  /** The user's approvals of this folder's configuration: checked before every `up`. */
+  readonly approvals: ConfigApprovals;
   readonly engine: EngineApi;
   readonly dockerPath: string;
   readonly cliPath?: string;
@@ -218,7 +229,10 @@ export class FolderContainer {
   }
 
   private async execIn(up: UpContainer, command: string, options: FolderExecOptions): Promise<ExecResult> {
-    const env = [...up.env, `PWD=${WORKSPACE_VIRTUAL_PATH}`, ...Object.entries(options.env ?? {}).map(([k, v]) => `${k}=${v}`)];
+    // The command's environment: the container's own, the approved config's remoteEnv, PWD and
+    // the caller's extras, which pass the local sandbox's filter (exec.ts) like every host value.
+    const extra = Object.entries(scrubbedEnv(options.env ?? {})).map(([k, v]) => `${k}=${v ?? ""}`);
+    const env = [...up.env, `PWD=${WORKSPACE_VIRTUAL_PATH}`, ...extra];
     const outcome = await runContainerExec(this.options.engine, {
       containerId: up.containerId,
       // The working directory is the virtual path itself (a link to the mounted folder) and PWD
@@ -246,9 +260,16 @@ export class FolderContainer {
     return { ...outcome, timeoutMs: options.timeoutMs };
   }
 
+  /** Throws `sandbox_config_unapproved` unless the configuration as it is now is approved. */
+  checkApproved(): void {
+    requireApproved(this.options.approvals);
+  }
+
   private async bringUp(removeExisting: boolean): Promise<UpContainer> {
-    const { engine, workspaceFolder } = this.options;
+    const { engine, workspaceFolder, approvals } = this.options;
     const signal = this.lifetime.signal;
+    // Read once: what is checked is what the copy is written from, and what `up` then reads.
+    const approved = writeApprovedCopy(approvals, requireApproved(approvals));
     await engine.ping(signal);
     const before = await engine.listContainers([`devcontainer.local_folder=${workspaceFolder}`], signal);
     const wasRunning = before.some((c) => c.State === "running");
@@ -257,6 +278,7 @@ export class FolderContainer {
     try {
       const result = await devcontainerUp({
         workspaceFolder,
+        approved,
         dockerPath: this.options.dockerPath,
         socketPath: engine.socketPath,
         timeoutMs: this.options.bringUpTimeoutMs,

@@ -20,6 +20,7 @@ import { HarnessError } from "../../errors.js";
 import { ensureThreadDirs, validateThreadId } from "../../threads/threadDirs.js";
 import { COMMAND_CAPTURE_LIMIT_BYTES, DEFAULT_COMMAND_TIMEOUT_MS } from "../exec.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "../provider.js";
+import { ConfigApprovals } from "./approvals.js";
 import { defaultSocketPath, EngineApi } from "./engineApi.js";
 import { FolderContainer, type DevContainerEvent, type UpContainer } from "./folderContainer.js";
 
@@ -33,6 +34,12 @@ export const DEFAULT_BRING_UP_TIMEOUT_MS = 900_000;
 export interface DevContainerProviderOptions {
   /** The folder with `.devcontainer/devcontainer.json` or `.devcontainer.json`. */
   readonly workspaceFolder: string;
+  /**
+   * The harness's data directory (outside the workspace): where the user's approvals of the
+   * folder's configuration and the approved copies `up` runs on are kept. Required: there is
+   * no way to build this provider that skips the approval.
+   */
+  readonly dataDir: string;
   /** Docker Engine socket; default from DOCKER_HOST (unix://), else /var/run/docker.sock. */
   readonly socketPath?: string;
   /** Docker client for @devcontainers/cli (`--docker-path`); default "docker" on PATH. */
@@ -75,6 +82,8 @@ export class DevContainerSandbox implements Sandbox {
 export class DevContainerSandboxProvider implements SandboxProvider {
   private readonly engine: EngineApi;
   private readonly container: FolderContainer;
+  /** The user's approvals of this folder's configuration (data directory). */
+  readonly approvals: ConfigApprovals;
   private readonly folderKey: string;
   private readonly sandboxes = new Map<string, DevContainerSandbox>();
 
@@ -83,8 +92,10 @@ export class DevContainerSandboxProvider implements SandboxProvider {
     const workspaceFolder = realFolder(options.workspaceFolder);
     this.folderKey = createHash("sha256").update(workspaceFolder).digest("hex").slice(0, 12);
     this.engine = new EngineApi(options.socketPath ?? defaultSocketPath());
+    this.approvals = new ConfigApprovals(options.dataDir, workspaceFolder);
     this.container = new FolderContainer({
       workspaceFolder,
+      approvals: this.approvals,
       engine: this.engine,
       dockerPath: options.dockerPath ?? "docker",
       ...(options.cliPath ? { cliPath: options.cliPath } : {}),
@@ -94,6 +105,20 @@ export class DevContainerSandboxProvider implements SandboxProvider {
       captureLimitBytes: COMMAND_CAPTURE_LIMIT_BYTES,
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
     });
+  }
+
+  /**
+   * Before a run: refuses it (`sandbox_config_unapproved`) when the folder's configuration is
+   * not approved as it is now, so the run ends at once with what to approve instead of the
+   * model meeting the refusal at its first command. Reads a few small files; no engine call.
+   */
+  preflight(): Promise<void> {
+    try {
+      this.container.checkApproved();
+      return Promise.resolve();
+    } catch (err) {
+      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+    }
   }
 
   /** Creates the thread's dirs, leases the folder's container and brings it up if needed. */
