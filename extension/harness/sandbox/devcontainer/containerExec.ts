@@ -2,37 +2,23 @@
  * One command in a running container through the Engine API: create the exec, stream its
  * multiplexed output into bounded buffers, read the exit code.
  *
- * Killing the process tree INSIDE the container: the Engine API has no "kill exec". Closing our
- * stream would leave the command running, so every exec carries a unique `DEERFLOW_EXEC_ID` in
- * its environment; children inherit it, and a timeout or an abort runs a second, root exec that
- * stops, then SIGKILLs, every process whose environment carries that id (repeated until none is
- * left, so a process forked during the sweep is caught too). A process that both detaches and scrubs its
- * environment escapes; DeerFlow's process-group kill has the same blind spot for `setsid`.
+ * Every exec runs under a small wrapper (killTree.ts, EXEC_WRAPPER) that reports the exec's root
+ * pid on stderr before becoming the command; that line is taken off the output here. A timeout
+ * or an abort then kills the whole process tree inside the container by that pid's session, the
+ * exec's environment token, ancestry and output pipes (killTree.ts), `setsid`, `sudo` and
+ * `env -i` children included.
+ *
+ * The exec's environment is only what the caller passes (the approved config's remoteEnv and
+ * vetted extras, see folderContainer.ts) plus the token: the Engine API never forwards the
+ * harness's own environment, so a host secret cannot reach a command by accident.
  */
 import { randomUUID } from "node:crypto";
 import type { EngineApi } from "./engineApi.js";
 import { BoundedCapture } from "../boundedCapture.js";
+import { EXEC_ID_ENV, EXEC_WRAPPER, killExecTree, parseExecRoot, type ExecRoot } from "./killTree.js";
 
-export const EXEC_ID_ENV = "DEERFLOW_EXEC_ID";
 /** After the kill, how long the stream may take to close before we stop waiting for it. */
 const KILL_STREAM_GRACE_MS = 5_000;
-
-/**
- * Sweeps /proc for the marked processes; POSIX sh + tr + grep: present in Debian, Alpine, UBI.
- * All of them are stopped before any is killed: /proc lists pids in text order, so a child
- * could otherwise die first and let its parent shell run the next command of the script.
- */
-const KILL_SCRIPT = `tok="$1"; n=0
-while [ $n -lt 20 ]; do
-  pids=""
-  for d in /proc/[0-9]*; do
-    if tr '\\0' '\\n' < "$d/environ" 2>/dev/null | grep -qx "${EXEC_ID_ENV}=$tok"; then pids="$pids \${d#/proc/}"; fi
-  done
-  [ -z "$pids" ] && exit 0
-  kill -STOP $pids 2>/dev/null
-  kill -KILL $pids 2>/dev/null
-  n=$((n+1))
-done`;
 
 export interface ContainerExecRequest {
   readonly containerId: string;
@@ -73,17 +59,6 @@ export function demultiplex(onFrame: (streamType: number, payload: Buffer) => vo
   };
 }
 
-/** Kill every process of one exec; best effort (the container may be gone already). */
-export async function killExecTree(api: EngineApi, containerId: string, token: string): Promise<void> {
-  const execId = await api.createExec(containerId, { cmd: ["sh", "-c", KILL_SCRIPT, "sh", token], user: "0" });
-  const stream = await api.startExec(execId);
-  stream.resume();
-  await new Promise<void>((resolve) => {
-    stream.once("close", resolve);
-    stream.once("error", () => resolve());
-  });
-}
-
 /**
  * Run one exec to completion. Engine failures before the start (404/409: container gone or not
  * running) reject with EngineHttpError so the caller can bring the container up and retry.
@@ -96,7 +71,7 @@ export async function runContainerExec(api: EngineApi, req: ContainerExecRequest
   const execId = await api.createExec(
     req.containerId,
     {
-      cmd: req.cmd,
+      cmd: ["sh", "-c", EXEC_WRAPPER, "deerflow-exec", ...req.cmd],
       env,
       ...(req.user !== undefined ? { user: req.user } : {}),
       ...(req.workingDir !== undefined ? { workingDir: req.workingDir } : {}),
@@ -106,8 +81,11 @@ export async function runContainerExec(api: EngineApi, req: ContainerExecRequest
   const stream = await api.startExec(execId);
   const stdout = new BoundedCapture(req.captureLimitBytes);
   const stderr = new BoundedCapture(req.captureLimitBytes);
-  const feed = demultiplex((type, payload) => {
+  const preamble = new RootPidPreamble();
+  const feed = demultiplex((type, frame) => {
     const name = type === 2 ? "stderr" : "stdout";
+    const payload = name === "stderr" ? preamble.strip(frame) : frame;
+    if (payload.length === 0) return;
     (name === "stderr" ? stderr : stdout).append(payload);
     req.onOutput?.(name, payload);
   });
@@ -117,7 +95,7 @@ export async function runContainerExec(api: EngineApi, req: ContainerExecRequest
   await new Promise<void>((resolve) => {
     let graceTimer: NodeJS.Timeout | undefined;
     const kill = (): void => {
-      killExecTree(api, req.containerId, token).catch(() => undefined);
+      killExecTree(api, req.containerId, token, preamble.root).catch(() => undefined);
       // A process that escaped the sweep may still hold the stream open: stop waiting for it.
       graceTimer ??= setTimeout(() => stream.destroy(), KILL_STREAM_GRACE_MS);
     };
@@ -164,4 +142,26 @@ async function exitCodeOf(api: EngineApi, execId: string): Promise<number | null
     }
   }
   return null;
+}
+
+/**
+ * The wrapper's first stderr line (killTree.ts, EXEC_WRAPPER) taken off the stream (it may
+ * arrive split over frames); everything after it is the command's own stderr, untouched.
+ */
+class RootPidPreamble {
+  root: ExecRoot | undefined;
+  private done = false;
+  private head = "";
+
+  strip(frame: Buffer): Buffer {
+    if (this.done) return frame;
+    const newline = frame.indexOf(10);
+    if (newline < 0) {
+      this.head += frame.toString("latin1");
+      return Buffer.alloc(0);
+    }
+    this.done = true;
+    this.root = parseExecRoot(this.head + frame.subarray(0, newline).toString("latin1"));
+    return frame.subarray(newline + 1);
+  }
 }
