@@ -1,7 +1,8 @@
 /**
- * `npm run start:vscode`: the extension in VS Code for the Web — code-server 4.100.3 (VS Code
- * 1.100.3) on 127.0.0.1 — with a copy of samples/hello-workspace, and prints the URL to open.
- * code-server is installed on demand outside the repo (scripts/ci/code-server-setup.sh).
+ * `npm run start:vscode`: the extension in VS Code for the Web — code-server 4.139.1 (VS Code
+ * 1.139.1, on Node 24) on 127.0.0.1 — with a copy of samples/hello-workspace, and prints the URL to
+ * open. DEERFLOW_CODE_SERVER=4.100.3 opens the older one (VS Code 1.100.3 on Node 20).
+ * code-server (and Node 24) are installed on demand outside the repo (scripts/ci/code-server-setup.sh).
  *
  * With OPENAI_BASE_URL (and OPENAI_API_KEY, OPENAI_MODEL) set, the agent talks to that endpoint.
  * Without them a scripted OpenAI-compatible server on 127.0.0.1 plays the model, as in
@@ -15,6 +16,7 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { launchCodeServer, repoRoot } from "../test/vscode/launch.js";
+import { defaultCodeServer } from "../test/vscode/codeServers.js";
 import { startModelServer } from "../test/fixtures/modelServer.js";
 import { tour } from "./sampleTour.js";
 
@@ -25,6 +27,7 @@ const { values } = parseArgs({
 const real = Boolean(process.env.OPENAI_BASE_URL);
 const model = real ? undefined : await startModelServer({ script: tour, chunkDelayMs: 30 });
 const cs = await launchCodeServer({
+  version: defaultCodeServer(),
   extension: { kind: "link", path: repoRoot },
   // The sample is copied into the run dir (removed on stop); --workspace opens the folder itself.
   ...(values.workspace ? { workspaceInPlace: resolve(values.workspace) } : {}),
@@ -47,7 +50,7 @@ process.on("SIGINT", () => void stop(0));
 process.on("SIGTERM", () => void stop(0));
 
 process.stdout.write(
-  `\nDeerFlow in VS Code for the Web (code-server 4.100.3)\n` +
+  `\nDeerFlow in VS Code for the Web (code-server ${cs.version} = VS Code ${cs.vscodeVersion}, on ${cs.node})\n` +
     `  workspace: ${cs.workspace}${values.workspace ? "" : " (a copy of samples/hello-workspace)"}\n` +
     `  model:     ${real ? process.env.OPENAI_BASE_URL : `scripted model server ${model?.url}`}\n\n` +
     `  Open: ${url.toString()}\n\n` +

@@ -1,5 +1,6 @@
 /**
- * The DeerFlow panel in a real VS Code (code-server 4.100.3 + headless chromium), against the
+ * The DeerFlow panel in a real VS Code (code-server 4.139.1 by default, DEERFLOW_CODE_SERVER=4.100.3
+ * for the older one; headless chromium), against the
  * scripted model server:
  *   - activation: code-server spawn → workbench → extension host up → Open Panel → panel ready,
  *     and the first prompt's first token on screen;

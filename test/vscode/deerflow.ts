@@ -1,7 +1,8 @@
 /**
  * What the VS Code suites and the bench share about the DeerFlow extension: its names in the
  * workbench, the panel's accessible names and test ids, and one launch of code-server + chromium
- * with the extension in development mode, wired to a scripted model server.
+ * with the extension installed (a link into a fresh extensions dir, or a VSIX), wired to a scripted
+ * model server.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -46,7 +47,12 @@ export interface DeerFlowSession {
   close(): Promise<void>;
 }
 
-/** code-server with the extension (development mode by default), its harness pointed at `model`, and a browser on the workbench. */
+/**
+ * code-server with the extension, its harness pointed at `model`, and a browser on the workbench.
+ * By default the repo is linked into the extensions dir as an installed extension (DEERFLOW_VSIX
+ * installs that VSIX instead): the workbench is the one a person gets. Development mode would need
+ * the smoke-test driver on 1.139, which hides notification toasts and modal editors.
+ */
 export async function startDeerFlow(opts: {
   model: ModelServer;
   label: string;
@@ -54,7 +60,7 @@ export async function startDeerFlow(opts: {
   extension?: ExtensionSource;
 }): Promise<DeerFlowSession> {
   assertExtensionBuilt();
-  const extension = opts.extension ?? (process.env.DEERFLOW_VSIX ? { kind: "vsix", path: process.env.DEERFLOW_VSIX } : { kind: "dev", path: repoRoot });
+  const extension = opts.extension ?? (process.env.DEERFLOW_VSIX ? { kind: "vsix", path: process.env.DEERFLOW_VSIX } : { kind: "link", path: repoRoot });
   const cs = await launchCodeServer({
     extension,
     label: opts.label,

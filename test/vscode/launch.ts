@@ -1,29 +1,35 @@
 /**
- * Starts a real VS Code for the tests: code-server 4.100.3 (= Code 1.100.3) on 127.0.0.1, with a
- * fresh user-data dir (settings.json without welcome page, trust prompt, telemetry, gallery), a
- * fresh extensions dir and a copy of a sample workspace, under its own process group so `cleanup`
- * stops the server, its extension hosts, file watchers and the harness they started, together.
+ * Starts a real VS Code for the tests: code-server on 127.0.0.1, with a fresh user-data dir
+ * (settings.json without welcome page, trust prompt, telemetry, gallery, chat), a fresh extensions
+ * dir and a copy of a sample workspace, under its own process group so `cleanup` stops the server,
+ * its extension hosts, file watchers and the harness they started, together.
  *
- * The extension is loaded either in development mode (the workbench URL carries
+ * Which code-server (4.100.3 on Node 20 or 4.139.1 on Node 24) and what differs between them is in
+ * codeServers.ts. The server is started with that version's node, and code-server forks its
+ * extension hosts with its own process.execPath, so the extension (and the harness it spawns with
+ * process.execPath) runs on the same Node.
+ *
+ * The extension is loaded in development mode (the workbench URL carries
  * `?payload=[["extensionDevelopmentPath","vscode-remote://HOST/abs/path"]]`: code-server rejects the
- * CLI flag but the web workbench reads the payload) or installed from a VSIX into the fresh
- * extensions dir before start. Recipe and measurements: ../shared/recipes/vscode-e2e/README.md.
+ * CLI flag but the web workbench reads the payload; 1.139 only with the smoke-test driver on), linked
+ * into the fresh extensions dir, or installed there from a VSIX before start. Recipe and
+ * measurements: ../shared/recipes/vscode-e2e/README.md.
  *
  * code-server itself lives outside the repo; `ensureCodeServer` runs scripts/ci/code-server-setup.sh,
  * which returns in well under a second when it is already installed.
  */
 import { spawn, spawnSync } from "node:child_process";
 import type { ChildProcess } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { once } from "node:events";
+import { CODE_SERVERS, defaultCodeServer, ensureCodeServer } from "./codeServers.js";
+import type { CodeServerVersion } from "./codeServers.js";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-
-export const CODE_SERVER_VERSION = "4.100.3";
 
 /** Settings that keep the workbench quiet and offline (each one hides a dialog, tour or network call). */
 export const QUIET_SETTINGS: Readonly<Record<string, unknown>> = {
@@ -44,18 +50,6 @@ export const QUIET_SETTINGS: Readonly<Record<string, unknown>> = {
   "window.restoreWindows": "none",
 };
 
-/** Installs code-server (and chromium) when missing; returns the install folder. */
-export function ensureCodeServer(): string {
-  const script = join(repoRoot, "scripts", "ci", "code-server-setup.sh");
-  const r = spawnSync("bash", [script], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (r.status !== 0) throw new Error(`${script} failed (exit ${r.status ?? r.signal})`);
-  const dir = r.stdout.trim().split("\n").at(-1) ?? "";
-  if (!existsSync(join(dir, "node_modules", "code-server", "out", "node", "entry.js"))) {
-    throw new Error(`${script} printed "${dir}", which holds no code-server`);
-  }
-  return dir;
-}
-
 export type ExtensionSource =
   /** Development mode: the folder with the extension's package.json (the repo root for DeerFlow). */
   | { kind: "dev"; path: string }
@@ -71,6 +65,10 @@ export type ExtensionSource =
 
 export interface LaunchOptions {
   extension: ExtensionSource;
+  /** With a "dev" extension: the extension-host test entry (run() contract) the workbench loads. */
+  extensionTestsPath?: string;
+  /** Which code-server (default: defaultCodeServer(), i.e. DEERFLOW_CODE_SERVER or the current one). */
+  version?: CodeServerVersion;
   /** Folder copied into the run dir as the workspace (default samples/hello-workspace). */
   workspaceFrom?: string;
   /** Open this folder itself instead of a copy (workspaceFrom and workspaceFiles are then ignored). */
@@ -79,7 +77,7 @@ export interface LaunchOptions {
   workspaceFiles?: Readonly<Record<string, string | Uint8Array>>;
   /** Environment for code-server and so for its extension hosts (and the harness they start). */
   env?: Readonly<Record<string, string>>;
-  /** User settings merged over QUIET_SETTINGS. */
+  /** User settings merged over QUIET_SETTINGS and the version's own. */
   settings?: Readonly<Record<string, unknown>>;
   /** Default: a free port. */
   port?: number;
@@ -90,6 +88,12 @@ export interface LaunchOptions {
 }
 
 export interface CodeServer {
+  /** The code-server version, e.g. "4.139.1". */
+  readonly version: CodeServerVersion;
+  /** The VS Code inside it (vscode.version in the extension host), e.g. "1.139.1". */
+  readonly vscodeVersion: string;
+  /** The node binary the server, its extension hosts and the harness run on. */
+  readonly node: string;
   /** http://127.0.0.1:PORT */
   readonly origin: string;
   /** The workbench URL with the workspace folder (and the development payload, if any). */
@@ -196,7 +200,8 @@ async function stopGroup(child: ChildProcess, pid: number): Promise<void> {
 }
 
 export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer> {
-  const csDir = ensureCodeServer();
+  const version = opts.version ?? defaultCodeServer();
+  const { dir: csDir, node } = ensureCodeServer(version);
   const entry = join(csDir, "node_modules", "code-server", "out", "node", "entry.js");
   const port = opts.port ?? (await freePort());
   const runDir = mkdtempSync(join(tmpdir(), `${opts.label ?? "deerflow-vscode"}-`));
@@ -212,7 +217,7 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
       writeFileSync(join(workspace, rel), content);
     }
   }
-  writeFileSync(join(userDataDir, "User", "settings.json"), JSON.stringify({ ...QUIET_SETTINGS, ...opts.settings }, null, 2));
+  writeFileSync(join(userDataDir, "User", "settings.json"), JSON.stringify({ ...QUIET_SETTINGS, ...CODE_SERVERS[version].settings, ...opts.settings }, null, 2));
   // --config keeps code-server away from ~/.config/code-server/config.yaml (a random password).
   const config = join(runDir, "config.yaml");
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
@@ -222,9 +227,12 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
     // No marketplace: the workbench would query open-vsx.org, which this machine cannot reach.
     EXTENSIONS_GALLERY: "{}",
     ...opts.env,
+    // Anything in the extension host that runs `node` by name (terminals, tasks, CLIs) gets the
+    // server's Node too; the harness itself is spawned with process.execPath.
+    PATH: `${dirname(node)}:${opts.env?.PATH ?? process.env.PATH ?? ""}`,
   };
   if (opts.extension.kind === "vsix") {
-    const r = spawnSync(process.execPath, [entry, ...common, "--install-extension", opts.extension.path], { env, encoding: "utf8" });
+    const r = spawnSync(node, [entry, ...common, "--install-extension", opts.extension.path], { env, encoding: "utf8" });
     if (r.status !== 0) throw new Error(`--install-extension ${opts.extension.path} failed:\n${r.stdout}\n${r.stderr}`);
   }
 
@@ -237,7 +245,7 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
   const t0 = performance.now();
   // detached: its own process group (setsid), so cleanup reaches every descendant at once.
   const child = spawn(
-    process.execPath,
+    node,
     [
       entry,
       ...common,
@@ -245,6 +253,7 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
       "--auth", "none",
       "--disable-telemetry", "--disable-update-check", "--disable-workspace-trust",
       "--disable-getting-started-override", "--ignore-last-opened",
+      ...(opts.extension.kind === "dev" ? CODE_SERVERS[version].payloadArgs : []),
       workspace,
     ],
     { env, detached: true, stdio: ["ignore", "pipe", "pipe"] },
@@ -296,9 +305,15 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
   url.searchParams.set("folder", workspace);
   if (opts.extension.kind === "dev") {
     // The authority must be the Host the browser uses: code-server resolves vscode-remote:// by it.
-    url.searchParams.set("payload", JSON.stringify([["extensionDevelopmentPath", `vscode-remote://127.0.0.1:${port}${opts.extension.path}`]]));
+    const remote = (path: string): string => `vscode-remote://127.0.0.1:${port}${path}`;
+    const payload = [["extensionDevelopmentPath", remote(opts.extension.path)]];
+    if (opts.extensionTestsPath) payload.push(["extensionTestsPath", remote(opts.extensionTestsPath)]);
+    url.searchParams.set("payload", JSON.stringify(payload));
   }
   return {
+    version,
+    vscodeVersion: CODE_SERVERS[version].vscode,
+    node,
     origin,
     url: url.toString(),
     port,

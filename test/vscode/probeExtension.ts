@@ -2,7 +2,8 @@
  * A throwaway extension that proves the infrastructure on its own, before (and apart from) the
  * DeerFlow extension: code-server starts, chromium renders the workbench, a development-mode
  * extension loads from the payload URL, the environment reaches its extension host (that is how
- * the harness finds the scripted model server), and a webview view round-trips a message.
+ * the harness finds the scripted model server), the host runs on the code-server's Node (the one the
+ * harness inherits), and a webview view round-trips a message.
  * Written at run time as plain CommonJS, so it needs no build and no lint exemption.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
@@ -34,7 +35,7 @@ exports.activate = (context) => {
       resolveWebviewView(view) {
         view.webview.options = { enableScripts: true };
         view.webview.onDidReceiveMessage((m) => {
-          if (m && m.type === "ping") view.webview.postMessage({ type: "pong", env: process.env.OPENAI_BASE_URL || "(unset)", vscode: vscode.version });
+          if (m && m.type === "ping") view.webview.postMessage({ type: "pong", env: process.env.OPENAI_BASE_URL || "(unset)", vscode: vscode.version, node: process.version });
         });
         view.webview.html = \`<!doctype html><html><body>
           <button id="ping">Ping</button><div data-testid="reply"></div>
@@ -42,7 +43,7 @@ exports.activate = (context) => {
             const api = acquireVsCodeApi();
             document.getElementById("ping").onclick = () => api.postMessage({ type: "ping" });
             addEventListener("message", (e) => {
-              document.querySelector("[data-testid=reply]").textContent = "env " + e.data.env + " vscode " + e.data.vscode;
+              document.querySelector("[data-testid=reply]").textContent = "env " + e.data.env + " vscode " + e.data.vscode + " node " + e.data.node;
             });
           </script></body></html>\`;
       },

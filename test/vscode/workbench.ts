@@ -2,12 +2,15 @@
  * Drives the web workbench code-server serves, in Debian's chromium through playwright-core (no
  * browser download). One browser per suite; every wait is on a selector or an event.
  *
- * Selectors that hold in VS Code 1.100 (see ../shared/recipes/vscode-e2e/README.md):
+ * Selectors that hold in VS Code 1.100 and 1.139 alike (see ../shared/recipes/vscode-e2e/README.md;
+ * checked on code-server 4.100.3 and 4.139.1):
  *   - `.monaco-workbench` once the workbench rendered;
  *   - `.activitybar a.action-label[aria-label="<container title>"]` once the extension host scanned
- *     the extension (the `li[role=tab]` around it has an empty aria-label);
+ *     the extension (the `li[role=tab]` around it has an empty aria-label in both);
  *   - F1 → `.quick-input-widget input` → `>Category: Title` → Enter runs a command;
- *   - a webview view is `iframe.webview.ready` (host shim) → `iframe#active-frame` (our HTML).
+ *   - a webview view is `iframe.webview.ready` (host shim) → `iframe#active-frame` (our HTML); in
+ *     1.139 the inner frame shows a few seconds after the outer one is ready (its service worker);
+ *   - an editor tab is `.tabs-container .tab`, named by its whole label (see editorTab).
  */
 import { chromium } from "playwright-core";
 import type { BrowserContext, ConsoleMessage, Frame, FrameLocator, Page } from "playwright-core";
@@ -15,13 +18,15 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processTreeRssMiB, repoRoot } from "./launch.js";
+import { defaultCodeServer } from "./codeServers.js";
 
 export const CHROMIUM = process.env.DEERFLOW_CHROMIUM ?? "/usr/bin/chromium";
 export const CHROMIUM_ARGS = [
   "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
   "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ];
-export const SCREENSHOT_DIR = join(repoRoot, "test-results", "vscode");
+/** One folder per code-server version, so a run over both keeps both sets of screenshots. */
+export const SCREENSHOT_DIR = join(repoRoot, "test-results", "vscode", defaultCodeServer());
 
 export interface Browser {
   readonly context: BrowserContext;
@@ -130,12 +135,15 @@ export async function webviewFrame(page: Page, timeoutMs = 30_000): Promise<Fram
   return frame;
 }
 
-/** An editor tab whose label is `name` (e.g. "report.md"). */
+/**
+ * An editor tab whose label is `name` (e.g. "report.md"). The whole label container is matched:
+ * 1.139 splits a file name into `.label-name` "report" and `.label-suffix` ".md"; 1.100 does not.
+ */
 export function editorTab(page: Page, name: string) {
-  return page.locator(".tabs-container .tab", { has: page.locator(".label-name", { hasText: name }) });
+  return page.locator(".tabs-container .tab", { has: page.locator(".monaco-icon-label-container", { hasText: name }) });
 }
 
-/** Saves a screenshot of the whole workbench into test-results/vscode/<name>.png; returns the path. */
+/** Saves a screenshot of the whole workbench into test-results/vscode/<version>/<name>.png; returns the path. */
 export async function screenshot(page: Page, name: string): Promise<string> {
   mkdirSync(SCREENSHOT_DIR, { recursive: true });
   const path = join(SCREENSHOT_DIR, `${name}.png`);

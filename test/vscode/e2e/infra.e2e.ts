@@ -10,12 +10,13 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { launchCodeServer, processGroupMembers } from "../launch.js";
+import { CODE_SERVERS, defaultCodeServer } from "../codeServers.js";
 import type { CodeServer } from "../launch.js";
 import { launchBrowser, openWorkbench, runCommand, screenshot, webview } from "../workbench.js";
 import type { Browser } from "../workbench.js";
 import { PROBE_CONTAINER, PROBE_OPEN_COMMAND, writeProbeExtension } from "../probeExtension.js";
 
-describe("VS Code test infrastructure (code-server + chromium)", () => {
+describe(`VS Code test infrastructure (code-server ${defaultCodeServer()} + chromium)`, () => {
   let cs: CodeServer;
   let browser: Browser;
   let probeDir: string;
@@ -35,14 +36,17 @@ describe("VS Code test infrastructure (code-server + chromium)", () => {
 
   test("the workbench loads the development extension", async () => {
     const t = await openWorkbench(browser.page, cs.url, PROBE_CONTAINER);
-    console.log(`  code-server listening after ${cs.listenMs} ms; workbench ${Math.round(t.workbenchMs)} ms, extension in activity bar ${Math.round(t.activityBarMs)} ms`);
+    console.log(`  code-server ${cs.version} (Code ${cs.vscodeVersion}, ${cs.node}) listening after ${cs.listenMs} ms; workbench ${Math.round(t.workbenchMs)} ms, extension in activity bar ${Math.round(t.activityBarMs)} ms`);
   });
 
-  test("a palette command opens its webview, which round-trips to the extension host with our environment", async () => {
+  test("a palette command opens its webview, which round-trips to the extension host with our environment and Node", async () => {
     await runCommand(browser.page, PROBE_OPEN_COMMAND);
     const view = webview(browser.page);
     await view.getByRole("button", { name: "Ping" }).click({ timeout: 30_000 });
-    await view.getByTestId("reply").filter({ hasText: `env ${fakeModelUrl} vscode 1.100.3` }).waitFor({ timeout: 15_000 });
+    // The extension host reports the VS Code inside this code-server and the Node it runs on (Node
+    // 24 for 4.139.1): the harness the extension spawns with process.execPath runs on that Node.
+    const reply = `env ${fakeModelUrl} vscode ${cs.vscodeVersion} node v${CODE_SERVERS[cs.version].nodeMajor}.`;
+    await view.getByTestId("reply").filter({ hasText: reply }).waitFor({ timeout: 15_000 });
     await screenshot(browser.page, "00-infra-probe");
     console.log(`  memory: code-server tree ${cs.rssMiB()} MiB, chromium ${browser.rssMiB()} MiB`);
   });

@@ -1,12 +1,13 @@
 /**
- * The DeerFlow panel in a real VS Code (code-server 4.100.3 in headless chromium), against the
+ * The DeerFlow panel in a real VS Code (code-server in headless chromium; the runner picks the
+ * version through DEERFLOW_CODE_SERVER), against the
  * scripted OpenAI-compatible model server: everything between the model and the pixels is real —
  * the extension host, the harness process it starts, SQLite, the sandbox tools, the webview.
  *
  * One code-server and one browser for the whole suite (memory: ~0.5 + ~1.2 GiB); the tests run in
  * order on one thread, each prompt tagged with its scenario (see ../scenarios.ts). Gates hold a
  * reply mid-stream so "partial text is visible" is asserted at a known point, not raced.
- * Screenshots go to test-results/vscode/.
+ * Screenshots go to test-results/vscode/<code-server version>/.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -20,6 +21,7 @@ import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import type { Locator } from "playwright-core";
 import { SCREENSHOT_DIR, editorTab, openWorkbench, screenshot } from "../workbench.js";
+import { defaultCodeServer } from "../codeServers.js";
 
 const STREAM_TEXT = "Streaming words arrive one by one: alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omega.";
 const RELOAD_TEXT = "This answer survives a window reload: first second third fourth fifth sixth seventh eighth ninth tenth.";
@@ -42,7 +44,7 @@ const SCENARIOS: Scenarios = {
   reload: [{ content: RELOAD_TEXT, gate: { afterChunks: 5, until: "reload" } }],
 };
 
-describe("DeerFlow panel in VS Code (code-server + chromium)", () => {
+describe(`DeerFlow panel in VS Code (code-server ${defaultCodeServer()} + chromium)`, () => {
   let model: ModelServer;
   let df: DeerFlowSession | undefined;
   let panel: Panel;
@@ -73,7 +75,7 @@ describe("DeerFlow panel in VS Code (code-server + chromium)", () => {
 
   /**
    * Runs `fn`; on failure saves a screenshot and the workbench's logs (extension host, the
-   * extension's LogOutputChannel, code-server) to test-results/vscode/FAILED-<name>* before rethrowing.
+   * extension's LogOutputChannel, code-server) to test-results/vscode/<version>/FAILED-<name>* before rethrowing.
    */
   async function step(name: string, fn: () => Promise<void>): Promise<void> {
     try {

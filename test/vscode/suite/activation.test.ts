@@ -1,5 +1,6 @@
 /// <reference types="mocha" />
 import * as assert from "node:assert/strict";
+import { realpathSync } from "node:fs";
 import * as vscode from "vscode";
 import { deerflow, EXTENSION_ID, harnessReady } from "./helpers.js";
 
@@ -13,6 +14,13 @@ describe("activation", () => {
     assert.ok(pid > 0 && pid !== process.pid, `the harness runs in its own process (pid ${pid})`);
     const start = api.harness.process!;
     assert.match(start.version, /^\d+\.\d+\.\d+/);
+  });
+
+  it("runs the harness on the extension host's own Node (Node 24 in current VS Code)", async () => {
+    const pid = await harnessReady(await deerflow());
+    // The extension spawns the harness with process.execPath: whatever Node this VS Code runs its
+    // extensions on (20 in code-server 4.100.3, 24 in 4.139.1), the harness and its SQLite run there.
+    assert.equal(realpathSync(`/proc/${pid}/exe`), realpathSync(process.execPath), `the harness (pid ${pid}) runs ${process.execPath}, ${process.version}`);
   });
 
   it("keeps the harness database out of the workspace and SQLite out of the extension host", async () => {
