@@ -143,6 +143,39 @@ export interface HostToHarness {
    * is local (`usage`).
    */
   "sandbox/rebuild": { params: { workspaceFolder: string }; result: null };
+  /**
+   * The folder's dev container configuration as it is now, for the user to review before
+   * approving it: what `devcontainer up` reads, its fingerprint, what runs on the host.
+   */
+  "sandbox/approval": { params: { workspaceFolder: string }; result: DevContainerApproval };
+  /**
+   * The user's "Allow": records the approval of exactly `fingerprint` (refused with
+   * `sandbox_config_unapproved` when the configuration changed since it was shown). With
+   * `retryRunId`, the run that was refused for this reason is started again with the same input
+   * (when it is still the thread's latest run); its id is returned.
+   */
+  "sandbox/approve": {
+    params: { workspaceFolder: string; fingerprint: string; retryRunId?: string };
+    result: { approval: DevContainerApproval; retried?: { run_id: string; thread_id: string } };
+  };
+}
+
+/** `sandbox/approval`: what the user approves (the CLI's `deerflow devcontainer status`, as data). */
+export interface DevContainerApproval {
+  workspaceFolder: string;
+  /** The devcontainer.json on disk (host path), for "Show Config". */
+  configPath: string;
+  /** sha256 (hex) of the files below, with their roles and names. */
+  fingerprint: string;
+  approved: boolean;
+  /** Workspace-relative paths of the files `devcontainer up` reads (the config first). */
+  files: string[];
+  /** Commands that run on the host at every bring-up (`initializeCommand`). */
+  hostCommands: string[];
+  /** Host environment variables the configuration reads (`${localEnv:NAME}`). */
+  localEnv: string[];
+  /** Host-facing settings worth a look (mounts, runArgs, privileged, features, …). */
+  notes: string[];
 }
 
 /** `sandbox/info`: enough for the host to open a terminal inside the thread's sandbox. */
@@ -169,7 +202,11 @@ export interface HarnessToHost {
   /** The folder's dev container is starting (with bring-up progress lines), ready or stopped. */
   "sandbox/status": { workspaceFolder: string; status: "stopped" | "starting" | "ready"; detail?: string };
   /** A run ended (for status bar and notifications even when no panel subscribes). */
-  "runs/ended": { workspaceFolder: string; threadId: string; runId: string; status: FinalRunStatus; error?: string; needsUser?: boolean };
+  /**
+   * `errorCode`: the HarnessError code when the run was refused before it ran, e.g.
+   * "sandbox_config_unapproved" (the host then offers Show Config / Allow, see sandbox/approve).
+   */
+  "runs/ended": { workspaceFolder: string; threadId: string; runId: string; status: FinalRunStatus; error?: string; errorCode?: string; needsUser?: boolean };
 }
 
 export type HostRequest = keyof HostToHarness;

@@ -1,8 +1,11 @@
 /**
  * The editor's dev container workflows through the real harness process (`dist/server.js`):
- * `sandbox/info` names a running container a terminal can `docker exec` into, in
- * /mnt/user-data/workspace as the agent's user; `sandbox/rebuild` replaces the container (and
- * runs go on in the new one), refused while a run is active and for a local sandbox.
+ * a run on a folder whose configuration is not approved ends at once with
+ * `sandbox_config_unapproved`, and `sandbox/approve` (the panel's Allow) approves exactly what
+ * `sandbox/approval` showed and runs it again; `sandbox/info` names a running container a
+ * terminal can `docker exec` into, in /mnt/user-data/workspace as the agent's user, with no value
+ * on its command line; `sandbox/rebuild` replaces the container (and runs go on in the new one),
+ * refused while a run is active and for a local sandbox.
  *
  * This machine is itself a container, so `auto` would pick local: the settings ask for
  * "devcontainer" explicitly.
@@ -61,8 +64,44 @@ after(async () => {
   api?.close();
 });
 
-describe("sandbox/info and sandbox/rebuild through the harness", () => {
+describe("sandbox/approve, sandbox/info and sandbox/rebuild through the harness", () => {
   let firstContainer = "";
+
+  test("an unapproved configuration ends the run at once; Allow approves exactly what was shown and runs it again", async () => {
+    model.setScript([{ toolCalls: [{ name: "bash", args: { description: "where", command: "test -f /.dockerenv && echo in-container" } }] }, { content: "Done." }]);
+    const asked = model.requests.length;
+    const t = await h.request("threads/create", { workspaceFolder: folder });
+    const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: folder, threadId: t.thread_id, afterSeq: 0 });
+    const refused = await h.request("runs/start", { workspaceFolder: folder, threadId: t.thread_id, prompt: "where are you?" });
+    const ended = await h.waitNote("runs/ended", (p) => p.runId === refused.run_id);
+    assert.equal(ended.status, "error");
+    assert.equal(ended.errorCode, "sandbox_config_unapproved");
+    assert.match(ended.error ?? "", /is not approved yet, so nothing was started.*\.devcontainer\/devcontainer\.json.*deerflow devcontainer approve --workspace/);
+    const end = await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === refused.run_id);
+    assert.equal((end.data as { error_code?: string }).error_code, "sandbox_config_unapproved");
+    assert.equal(model.requests.length, asked, "the model was never asked");
+    assert.deepEqual(await api.listContainers([`devcontainer.local_folder=${folder}`]), [], "nothing was brought up");
+
+    const approval = await h.request("sandbox/approval", { workspaceFolder: folder });
+    assert.equal(approval.approved, false);
+    assert.equal(approval.configPath, join(folder, ".devcontainer", "devcontainer.json"));
+    assert.deepEqual(approval.files, [".devcontainer/devcontainer.json"]);
+    assert.match(approval.fingerprint, /^[0-9a-f]{64}$/);
+    assert.deepEqual(approval.hostCommands, []);
+    const stale = await errorOf(h.request("sandbox/approve", { workspaceFolder: folder, fingerprint: "0".repeat(64) }));
+    assert.equal(stale.data?.code, "sandbox_config_unapproved");
+    assert.match(stale.message, /changed after it was shown/);
+
+    const allowed = await h.request("sandbox/approve", { workspaceFolder: folder, fingerprint: approval.fingerprint, retryRunId: refused.run_id });
+    assert.equal(allowed.approval.approved, true);
+    assert.equal(allowed.retried?.thread_id, t.thread_id);
+    const retried = await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === allowed.retried?.run_id);
+    assert.equal((retried.data as { status: string }).status, "success");
+    const tool = (model.requests[asked + 1]?.body?.messages as Array<{ role: string; content: string }>).find((m) => m.role === "tool");
+    assert.equal(tool?.content.trim(), "in-container");
+    assert.equal((await h.request("sandbox/approval", { workspaceFolder: folder })).approved, true);
+    await h.request("events/unsubscribe", { subscriptionId });
+  });
 
   test("sandbox/info brings the folder's dev container up and names it; docker exec with its args lands in /mnt/user-data/workspace", async () => {
     const t = await h.request("threads/create", { workspaceFolder: folder });
@@ -81,7 +120,14 @@ describe("sandbox/info and sandbox/rebuild through the harness", () => {
     assert.deepEqual(terminal.shellArgs.slice(0, 5), ["exec", "-u", info.remoteUser, "-w", "/mnt/user-data/workspace"]);
     assert.equal(terminal.shellArgs.at(-2), info.containerId);
     assert.equal(terminal.shellPath, DOCKER_PATH, "the bare docker of the harness becomes the distro's client");
-    const { stdout } = await run$(terminal.shellPath, [...terminal.shellArgs, "-c", 'pwd; id -un; echo "$FIXTURE_REMOTE_ENV"']);
+    // No value on the docker client's command line (ps shows it to every process): names only,
+    // the values travel in the client's environment.
+    assert.ok(!terminal.shellArgs.some((a) => a.includes("remote-from-containerEnv")), terminal.shellArgs.join(" "));
+    assert.ok(terminal.shellArgs.includes("FIXTURE_REMOTE_ENV"));
+    // The host's own secrets stay out: only the names the terminal passes reach the container.
+    const env = { PATH: process.env.PATH, SECRET_TOKEN: "xyz-host-secret", ...terminal.env };
+    const { stdout } = await run$(terminal.shellPath, [...terminal.shellArgs, "-c", 'pwd; id -un; echo "$FIXTURE_REMOTE_ENV"; env'], { env });
+    assert.ok(!stdout.includes("xyz-host-secret"), "the host's SECRET_TOKEN is not visible in the sandbox terminal");
     const [cwd, user, remoteEnv] = stdout.trim().split("\n");
     assert.equal(cwd, "/mnt/user-data/workspace");
     assert.equal(user, info.remoteUser === "0" ? "root" : info.remoteUser);

@@ -163,7 +163,10 @@ async function sandboxRefusal(provider: SandboxProvider): Promise<HarnessError |
   }
 }
 
-/** The run ends `error` with the refusal's message; its `error` event carries the code for clients. */
+/**
+ * The run ends `error` with the refusal's message; its `error` event and its `end` (as
+ * `error_code`) carry the code, so a client that only follows the journal can offer the fix.
+ */
 function endRefused(manager: RunManager, runId: string, threadId: string, refusal: HarnessError): WorkerResult {
   manager.journal.append({ run_id: runId, thread_id: threadId, event: "error", data: { name: refusal.name, message: refusal.message, code: refusal.code } });
   let ended: WorkerResult = { status: "error", error: refusal.message, errorCode: refusal.code };
@@ -171,7 +174,7 @@ function endRefused(manager: RunManager, runId: string, threadId: string, refusa
     manager.runs.finish(runId, ["running"], "error", { error: refusal.message });
     const cur = manager.runs.get(runId)!;
     if (cur.status !== "error") ended = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
-    manager.journalEnd(cur, ended.status, ended.error ?? null);
+    manager.journalEnd(cur, ended.status, ended.error ?? null, null, ended.status === "error" ? { error_code: refusal.code } : {});
   });
   return ended;
 }

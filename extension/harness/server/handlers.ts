@@ -12,6 +12,7 @@ import type { Logger } from "./logger.js";
 import { parseParams, toResponseError } from "./rpcErrors.js";
 import type { Runs } from "./runs.js";
 import { rebuildSandbox, sandboxInfo } from "./sandbox.js";
+import { approveSandbox, sandboxApproval } from "./approval.js";
 import { paramsSchemas } from "./schemas.js";
 import type { Session } from "./session.js";
 import type { Subscriptions } from "./subscriptions.js";
@@ -89,6 +90,8 @@ export function handlers(s: HarnessServices): Handlers {
     },
     "sandbox/info": (p) => sandboxInfo(workspaces, p),
     "sandbox/rebuild": (p) => rebuildSandbox(workspaces, session, s.log, p),
+    "sandbox/approval": (p) => sandboxApproval(workspaces, session, p),
+    "sandbox/approve": (p) => approveSandbox(workspaces, session, runs, s.log, p),
   };
 }
 

@@ -20,6 +20,7 @@ import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.j
 import type { StoredEvent } from "../store/events.js";
 import { ensureThreadDirs } from "../threads/threadDirs.js";
 import { copyUploads } from "../threads/uploads.js";
+import type { UploadedFile } from "../state/threadState.js";
 import { awaitingClarification } from "../middlewares/clarification.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
@@ -71,19 +72,52 @@ export class Runs {
       }
       if (!isFile) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
     }
+    // Resolved before anything is copied: an unknown model is refused with nothing written.
+    resolveModel(config, p.model ? { name: p.model } : {});
+    // Into the thread's uploads folder, which the model sees as /mnt/user-data/uploads.
+    const files = copyUploads(ensureThreadDirs(ws.folder, p.threadId), p.files ?? []);
+    return this.launch(ws, { ...p, files });
+  }
+
+  /**
+   * "Allow" on a run refused because its dev container configuration was not approved: the same
+   * request again (prompt, uploads already copied, model, plan mode), as a new run. Only while
+   * the refused run is still the thread's latest and nothing runs on it; otherwise undefined
+   * (the user runs it again themselves).
+   */
+  retryRefused(ws: OpenWorkspace, runId: string): { run_id: string; thread_id: string } | undefined {
+    const prior = ws.manager.runs.get(runId);
+    if (!prior || prior.status !== "error") return undefined;
+    const latest = ws.manager.runs.listByThread(prior.thread_id)[0]; // newest first
+    if (latest?.run_id !== runId || ws.manager.runs.active(prior.thread_id) || ws.clearing.has(prior.thread_id)) return undefined;
+    const input = prior.input as { prompt?: unknown; files?: unknown; plan_mode?: unknown };
+    if (typeof input.prompt !== "string") return undefined;
+    const started = this.launch(ws, {
+      threadId: prior.thread_id,
+      prompt: input.prompt,
+      files: Array.isArray(input.files) ? (input.files as UploadedFile[]) : [],
+      model: prior.model,
+      planMode: input.plan_mode === true,
+    });
+    this.log.info(`Run ${runId} was refused before the approval; started again as ${started.run_id}.`);
+    return { run_id: started.run_id, thread_id: started.thread_id };
+  }
+
+  /** startRun and the background execution, shared by runs/start and the retry after an approval. */
+  private launch(
+    ws: OpenWorkspace,
+    p: Omit<RequestParams<"runs/start">, "workspaceFolder" | "files"> & { files: UploadedFile[] },
+  ): RequestResult<"runs/start"> {
+    const config = this.session.config;
     const model = resolveModel(config, p.model ? { name: p.model } : {});
     const sandbox = this.workspaces.sandbox(ws);
     const apiKey = this.session.apiKey(model.apiKeySource);
-
-    // Into the thread's uploads folder, which the model sees as /mnt/user-data/uploads.
-    const files = copyUploads(ensureThreadDirs(ws.folder, p.threadId), p.files ?? []);
-
     const { admission, context } = startRun(
       { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, config, allowHostCommands: sandbox.allowHostCommands },
       {
         threadId: p.threadId,
         prompt: p.prompt,
-        files,
+        files: p.files,
         ...(p.model ? { model: p.model } : {}),
         ...(apiKey ? { apiKey } : {}),
         planMode: p.planMode ?? false,
@@ -103,6 +137,7 @@ export class Runs {
   private execute(ws: OpenWorkspace, admission: Admission, ctx: RunContext, sandbox: SandboxChoice): void {
     const { manager, store } = ws;
     const runId = admission.run.run_id;
+    let errorCode: string | undefined;
     const done = executeRun(
       {
         manager,
@@ -117,7 +152,9 @@ export class Runs {
       ctx,
     )
       .then(
-        () => undefined,
+        (result) => {
+          errorCode = result.errorCode;
+        },
         (err: unknown) => {
           // The worker failed outside the turn (building the agent, reading state): the run must
           // still end, with the reason, rather than stay `running` while this process lives.
@@ -126,14 +163,14 @@ export class Runs {
           if (cur) manager.finishAndEnd(cur, ACTIVE_STATUSES, "error", `The run failed: ${errorMessage(err)}`);
         },
       )
-      .then(() => this.announce(ws, runId))
+      .then(() => this.announce(ws, runId, errorCode))
       .catch((err: unknown) => this.log.error(`Announcing the end of run ${runId} failed: ${errorMessage(err)}`))
       .finally(() => this.local.delete(runId));
     this.local.set(runId, { ws, run: admission.run, done });
   }
 
   /** `runs/ended`, with needsUser when the run stopped on a clarification question. */
-  private async announce(ws: OpenWorkspace, runId: string): Promise<void> {
+  private async announce(ws: OpenWorkspace, runId: string, errorCode: string | undefined): Promise<void> {
     const cur = ws.manager.runs.get(runId);
     if (!cur || !(FINAL_STATUSES as readonly string[]).includes(cur.status)) return;
     const status = cur.status as FinalRunStatus;
@@ -146,6 +183,7 @@ export class Runs {
       runId,
       status,
       ...(cur.error ? { error: cur.error } : {}),
+      ...(errorCode && status === "error" ? { errorCode } : {}),
       ...(needsUser ? { needsUser } : {}),
     });
   }
@@ -167,13 +205,14 @@ export class Runs {
     if (e.event !== "end" || this.local.has(e.run_id) || this.foreignAnnounced.has(e.run_id)) return;
     this.foreignAnnounced.add(e.run_id);
     if (this.foreignAnnounced.size > 1000) this.foreignAnnounced.delete(this.foreignAnnounced.values().next().value!);
-    const d = e.data as { status: FinalRunStatus; error?: string; stop_reason?: string };
+    const d = e.data as { status: FinalRunStatus; error?: string; error_code?: string; stop_reason?: string };
     this.sendEnded({
       workspaceFolder: ws.hostPath,
       threadId: e.thread_id,
       runId: e.run_id,
       status: d.status,
       ...(d.error ? { error: d.error } : {}),
+      ...(d.status === "error" && d.error_code ? { errorCode: d.error_code } : {}),
       ...(d.status === "success" && d.stop_reason === "clarification" ? { needsUser: true } : {}),
     });
   }

@@ -62,4 +62,10 @@ export const paramsSchemas: Schemas = {
   "images/clear": z.object({ workspaceFolder, threadId }),
   "sandbox/info": z.object({ workspaceFolder, threadId: threadId.optional() }),
   "sandbox/rebuild": z.object({ workspaceFolder }),
+  "sandbox/approval": z.object({ workspaceFolder }),
+  "sandbox/approve": z.object({
+    workspaceFolder,
+    fingerprint: z.string().regex(/^[0-9a-f]{64}$/, { message: "the full lowercase hex fingerprint sandbox/approval returned" }),
+    retryRunId: z.string().min(1).optional(),
+  }),
 };
