@@ -11,6 +11,7 @@ import { errorText } from "./harnessClient.js";
 import { quietSandboxProgress } from "./notifications.js";
 import { outputsDirOf } from "./panel/paths.js";
 import { dockerExecCommand } from "./sandboxTerminal.js";
+import { isConfigUnapproved } from "./devcontainerApproval.js";
 import { ApiKeys } from "./secrets.js";
 import { apiKeyNames, modelChoices } from "./settings.js";
 
@@ -127,9 +128,12 @@ const commands: Record<string, Command> = {
     const folder = await ctx.session.requireFolder();
     const threadId = ctx.session.shownThreadId;
     // A dev container that is not running is brought up first (its progress comes as sandbox/status).
-    const info = await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "DeerFlow: preparing the sandbox terminal" }, () =>
-      ctx.harness.request("sandbox/info", { workspaceFolder: folder.uri.fsPath, ...(threadId ? { threadId } : {}) }),
+    const info = await withApproval(ctx, folder.uri.fsPath, () =>
+      vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "DeerFlow: preparing the sandbox terminal" }, () =>
+        ctx.harness.request("sandbox/info", { workspaceFolder: folder.uri.fsPath, ...(threadId ? { threadId } : {}) }),
+      ),
     );
+    if (info === undefined) return undefined;
     if (info.kind === "devcontainer") {
       const options: vscode.TerminalOptions = { name: TERMINAL_NAME, ...dockerExecCommand(info) };
       vscode.window.createTerminal(options).show();
@@ -153,22 +157,8 @@ const commands: Record<string, Command> = {
       return false;
     }
     const folder = await ctx.session.requireFolder();
-    await vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: "DeerFlow: rebuilding the sandbox container" },
-      async (progress) => {
-        // The bring-up lines of this folder, here rather than in a second notification.
-        const lines = ctx.harness.onNotification("sandbox/status", (p) => {
-          if (p.workspaceFolder === folder.uri.fsPath && p.status === "starting" && p.detail) progress.report({ message: p.detail });
-        });
-        const quiet = quietSandboxProgress(folder.uri.fsPath);
-        try {
-          await ctx.harness.request("sandbox/rebuild", { workspaceFolder: folder.uri.fsPath });
-        } finally {
-          lines.dispose();
-          quiet.dispose();
-        }
-      },
-    );
+    const rebuilt = await withApproval(ctx, folder.uri.fsPath, () => rebuild(ctx, folder.uri.fsPath));
+    if (rebuilt === undefined) return false;
     void vscode.window.showInformationMessage("DeerFlow: the sandbox container was rebuilt.");
     return true;
   },
@@ -176,6 +166,36 @@ const commands: Record<string, Command> = {
   "deerflow.restartHarness": (ctx) => async () =>
     await vscode.window.withProgress({ location: vscode.ProgressLocation.Window, title: "DeerFlow: restarting the harness" }, async () => (await ctx.harness.restart()).pid),
 };
+
+/**
+ * A request that brings the dev container up, asked again once the user allowed a configuration
+ * the harness refused as unapproved; undefined when they did not.
+ */
+async function withApproval<T>(ctx: Ctx, workspaceFolder: string, request: () => Thenable<T>): Promise<T | undefined> {
+  try {
+    return await request();
+  } catch (err) {
+    if (!isConfigUnapproved(err)) throw err;
+    if (!(await ctx.approvals.ask(workspaceFolder))) return undefined;
+    return await request();
+  }
+}
+
+async function rebuild(ctx: Ctx, workspaceFolder: string): Promise<null> {
+  return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: "DeerFlow: rebuilding the sandbox container" }, async (progress) => {
+    // The bring-up lines of this folder, here rather than in a second notification.
+    const lines = ctx.harness.onNotification("sandbox/status", (p) => {
+      if (p.workspaceFolder === workspaceFolder && p.status === "starting" && p.detail) progress.report({ message: p.detail });
+    });
+    const quiet = quietSandboxProgress(workspaceFolder);
+    try {
+      return await ctx.harness.request("sandbox/rebuild", { workspaceFolder });
+    } finally {
+      lines.dispose();
+      quiet.dispose();
+    }
+  });
+}
 
 export function registerCommands(ctx: Ctx): void {
   for (const [id, factory] of Object.entries(commands)) {

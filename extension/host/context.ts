@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import * as vscode from "vscode";
 import { HarnessClient } from "./harnessClient.js";
+import { DevContainerApprovals } from "./devcontainerApproval.js";
 import { PanelProvider, PANEL_VIEW_ID } from "./panel/provider.js";
 import { ThreadSession } from "./panel/threadSession.js";
 import { RunTracker } from "./runTracker.js";
@@ -22,6 +23,8 @@ export interface Ctx {
   readonly runs: RunTracker;
   readonly session: ThreadSession;
   readonly panel: PanelProvider;
+  /** "Show Config" / "Allow" when a dev container configuration is not approved yet. */
+  readonly approvals: DevContainerApprovals;
   /** Current settings (read afresh; cheap). */
   settings(): HarnessSettings;
   /** Why sandbox commands are off for `folder`, if they are. */
@@ -61,7 +64,8 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   );
   const panel = own(new PanelProvider(extension.extensionUri, session, log));
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
-  return { extension, log, harness, keys, runs, session, panel, settings, restriction };
+  const approvals = new DevContainerApprovals(harness, log);
+  return { extension, log, harness, keys, runs, session, panel, approvals, settings, restriction };
 }
 
 /**

@@ -77,6 +77,8 @@ function wire(ctx: Ctx): void {
     registerSandboxProgress(harness),
     registerRunNotifications({
       harness,
+      approvals: ctx.approvals,
+      log,
       showing: (threadId) => ctx.panel.visible && session.shownThreadId === threadId,
       openPanel: () => ctx.panel.reveal(),
     }),

@@ -1,13 +1,18 @@
 /**
  * "Tell me when you need me": a run that ends waiting for the user's answer (clarification), or
  * fails, while the panel is not showing it, raises a notification with a way back to the panel.
- * Successful runs stay quiet: the status bar item disappearing says enough.
+ * Successful runs stay quiet: the status bar item disappearing says enough. A run refused because
+ * the folder's dev container configuration is not approved asks for the approval instead
+ * (devcontainerApproval.ts).
  */
 import * as vscode from "vscode";
 import type { HarnessClient } from "./harnessClient.js";
+import { CONFIG_UNAPPROVED, reportApprovalFailure, type DevContainerApprovals } from "./devcontainerApproval.js";
 
 export interface NotifierDeps {
   harness: HarnessClient;
+  approvals: DevContainerApprovals;
+  log: vscode.LogOutputChannel;
   /** Whether the panel is visible and showing this thread. */
   showing: (threadId: string) => boolean;
   openPanel: () => Promise<void>;
@@ -15,6 +20,12 @@ export interface NotifierDeps {
 
 export function registerRunNotifications(deps: NotifierDeps): vscode.Disposable {
   return deps.harness.onNotification("runs/ended", (p) => {
+    // Refused before it ran, for a configuration the user has not approved: asked whether the
+    // panel shows the thread or not (its Allow is the way on), and the run is started again.
+    if (p.status === "error" && p.errorCode === CONFIG_UNAPPROVED) {
+      deps.approvals.ask(p.workspaceFolder, p.runId).catch((err: unknown) => reportApprovalFailure(deps.log, err));
+      return;
+    }
     if (deps.showing(p.threadId)) return;
     const open = "Open DeerFlow";
     let shown: Thenable<string | undefined> | undefined;

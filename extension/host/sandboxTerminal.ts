@@ -12,6 +12,12 @@ export const WORKSPACE_DIR = "/mnt/user-data/workspace";
 export interface DockerExecCommand {
   shellPath: string;
   shellArgs: string[];
+  /**
+   * The values of the variables named by `-e NAME` in shellArgs, for the docker client's own
+   * environment (the terminal's `env`): a value on a command line is visible to every process
+   * on the machine (ps), and remoteEnv can carry secrets the approved config read from the host.
+   */
+  env: Record<string, string>;
 }
 
 /**
@@ -27,14 +33,31 @@ export function dockerClient(dockerPath: string | undefined, exists: (path: stri
  * `interactive: false` drops `-it`, for a test without a TTY. PWD is passed because the workspace
  * is a symlink to the mounted folder inside the container: without it the shell would print the
  * folder's real path, not the one the agent sees.
+ *
+ * The container sees what the agent's commands see (the harness's exec, containerExec.ts): its
+ * own environment, the approved config's remoteEnv and PWD. `docker exec` forwards only the
+ * variables named with `-e`, so nothing else of the editor's environment crosses over.
  */
 export function dockerExecCommand(info: SandboxInfo, options: { interactive?: boolean; exists?: (path: string) => boolean } = {}): DockerExecCommand {
   if (info.kind !== "devcontainer" || !info.containerId || !info.remoteUser) {
     throw new Error("The harness did not name a dev container to attach to.");
   }
-  const env = [`PWD=${WORKSPACE_DIR}`, ...(info.env ?? [])].flatMap((e) => ["-e", e]);
+  const env: Record<string, string> = {};
+  for (const entry of [`PWD=${WORKSPACE_DIR}`, ...(info.env ?? [])]) {
+    const eq = entry.indexOf("=");
+    if (eq > 0) env[entry.slice(0, eq)] = entry.slice(eq + 1);
+  }
   return {
     shellPath: dockerClient(info.dockerPath, options.exists),
-    shellArgs: ["exec", ...(options.interactive === false ? [] : ["-it"]), "-u", info.remoteUser, "-w", WORKSPACE_DIR, ...env, info.containerId, info.shell ?? "sh"],
+    shellArgs: [
+      "exec",
+      ...(options.interactive === false ? [] : ["-it"]),
+      "-u", info.remoteUser,
+      "-w", WORKSPACE_DIR,
+      ...Object.keys(env).flatMap((name) => ["-e", name]),
+      info.containerId,
+      info.shell ?? "sh",
+    ],
+    env,
   };
 }
