@@ -132,6 +132,9 @@ class FileReader {
     }
     if (stat.isSymbolicLink()) throw invalid(this.folder, `${rel} is a symbolic link; DeerFlow reads only regular files for a dev container (replace the link with the file)`);
     if (!stat.isFile()) throw invalid(this.folder, `${rel} is not a file`);
+    // lstat sees only the last component: a linked folder on the way (.devcontainer -> /etc)
+    // would still lead out of the workspace.
+    if (realpathSync(abs) !== abs) throw invalid(this.folder, `${rel} is reached through a symbolic link to a folder; DeerFlow follows no links for a dev container`);
     if (stat.size > MAX_FILE_BYTES) throw invalid(this.folder, `${rel} is larger than ${MAX_FILE_BYTES / 1024} KiB`);
     this.total += stat.size;
     if (this.total > MAX_TOTAL_BYTES) throw invalid(this.folder, `its files add up to more than ${MAX_TOTAL_BYTES / (1024 * 1024)} MiB`);
