@@ -171,7 +171,7 @@ test("a thread's outputs or uploads replaced by a link (to /, to the data dir) r
   assert.equal(existsSync(join(d.dataDir, "report.txt")), false);
   // With the folders real again, the thread carries on.
   const again = await run(d, thread, [{ content: "back" }]);
-  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.code, 0, `${again.stderr}${JSON.stringify(again.end)}`);
 });
 
 test("outputs swapped for a link while the run is going: the next write is refused, the run ends with a readable error, nothing lands outside", async () => {
