@@ -58,6 +58,8 @@ export async function startDeerFlow(opts: {
   label: string;
   workspaceFiles?: Readonly<Record<string, string | Uint8Array>>;
   extension?: ExtensionSource;
+  /** More environment for code-server (and so the harness). */
+  env?: Readonly<Record<string, string>>;
 }): Promise<DeerFlowSession> {
   assertExtensionBuilt();
   const extension = opts.extension ?? (process.env.DEERFLOW_VSIX ? { kind: "vsix", path: process.env.DEERFLOW_VSIX } : { kind: "link", path: repoRoot });
@@ -65,7 +67,7 @@ export async function startDeerFlow(opts: {
     extension,
     label: opts.label,
     // Nothing configured in deerflow.models: the extension falls back to these (the harness inherits them).
-    env: { OPENAI_BASE_URL: opts.model.url, OPENAI_API_KEY: "sk-e2e-not-a-key", OPENAI_MODEL: "scripted-e2e" },
+    env: { OPENAI_BASE_URL: opts.model.url, OPENAI_API_KEY: "sk-e2e-not-a-key", OPENAI_MODEL: "scripted-e2e", ...opts.env },
     ...(opts.workspaceFiles ? { workspaceFiles: opts.workspaceFiles } : {}),
   });
   let browser: Browser | undefined;

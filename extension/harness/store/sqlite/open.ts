@@ -96,7 +96,11 @@ export function chooseStorageDriver(env: NodeJS.ProcessEnv = process.env): Stora
     const name = forced as SqliteDriverName;
     const probe = name === "better-sqlite3" ? probeBetterSqlite() : probeNodeSqlite();
     if (!probe.ok) {
-      throw new HarnessError("storage_unavailable", `Cannot open the harness database: ${DRIVER_ENV} asks for ${name}, which does not work on ${runtime}: ${probe.reason}`);
+      throw new HarnessError(
+        "storage_unavailable",
+        `Cannot open the harness database: ${DRIVER_ENV} asks for ${name}, which does not work on ${runtime}: ${probe.reason}.\n` +
+          `What to do: unset ${DRIVER_ENV} to let DeerFlow choose the driver that works here.`,
+      );
     }
     return { name, runtime, open: probe.open };
   }
@@ -110,7 +114,7 @@ export function chooseStorageDriver(env: NodeJS.ProcessEnv = process.env): Stora
       `Cannot open the harness database: no SQLite driver works on ${runtime} (${process.platform}-${process.arch}, ABI ${process.versions.modules}).`,
       `better-sqlite3: ${better.reason}.`,
       `node:sqlite: ${node.reason}.`,
-      "What to do: run DeerFlow on Node 22.13 or later (any current VS Code, code-server ≥ 4.99 on Node 22/24), " +
+      "What to do: run DeerFlow on Node 22.13 or later (a current VS Code server, code-server 4.139), " +
         "or rebuild better-sqlite3 for this runtime (npm rebuild better-sqlite3).",
     ].join("\n"),
   );
