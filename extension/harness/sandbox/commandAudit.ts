@@ -221,7 +221,8 @@ function isWipeTarget(arg: string): boolean {
 
 /** A function that calls itself in the background or through a pipe; an endless loop that forks. */
 function forkBomb(command: string): string | undefined {
-  const definitions = /(?:function\s+)?([^\s(){};|&<>'"`]+)\s*\(\s*\)\s*\{([^}]*)\}|function\s+([^\s(){};|&<>'"`]+)\s*\{([^}]*)\}/g;
+  // Anchored at word starts: a long word is scanned once, not once per character.
+  const definitions = /(?<![^\s;&|({])(?:function\s+)?([^\s(){};|&<>'"`]+)\s*\(\s*\)\s*\{([^}]*)\}|function\s+([^\s(){};|&<>'"`]+)\s*\{([^}]*)\}/g;
   for (const m of command.matchAll(definitions)) {
     const name = m[1] ?? m[3] ?? "";
     const body = m[2] ?? m[4] ?? "";

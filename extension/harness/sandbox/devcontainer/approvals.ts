@@ -11,7 +11,7 @@
  * the panel's Allow), possibly at once: each write replaces the file by rename, so a reader sees
  * the old list or the new one, never half of one.
  */
-import { mkdirSync, readFileSync, realpathSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve, sep } from "node:path";
 import { randomUUID } from "node:crypto";
 import { HarnessError } from "../../errors.js";
@@ -82,7 +82,19 @@ export class ConfigApprovals {
     const temp = `${this.file}.${randomUUID()}.tmp`;
     writeFileSync(temp, `${JSON.stringify({ workspace_folder: this.workspaceFolder, approvals } satisfies ApprovalsFile, null, 2)}\n`, { mode: 0o600 });
     renameSync(temp, this.file);
+    this.pruneCopies(new Set(approvals.map((a) => a.fingerprint)));
     return entry;
+  }
+
+  /** Copies of fingerprints no longer approved are never used again. */
+  private pruneCopies(kept: ReadonlySet<string>): void {
+    let names: string[];
+    try {
+      names = readdirSync(join(this.dir, "configs"));
+    } catch {
+      return;
+    }
+    for (const name of names) if (!kept.has(name)) rmSync(join(this.dir, "configs", name), { recursive: true, force: true });
   }
 
   /** Where the approved copy of a fingerprint is written. */
