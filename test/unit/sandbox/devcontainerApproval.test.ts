@@ -6,6 +6,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
+import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { HarnessError } from "../../../extension/harness/errors.js";
 import { approveCurrent, ConfigApprovals, requireApproved } from "../../../extension/harness/sandbox/devcontainer/approvals.js";
@@ -79,6 +80,22 @@ test("any change to any of those files is a new fingerprint; the same bytes are 
     writeFileSync(path, original);
   }
   assert.equal(readConfigSnapshot(ws).fingerprint, before);
+});
+
+test("scripts a host command names through a variable or a nested shell are covered too", () => {
+  const ws = workspace(
+    JSON.stringify({ image: "x", initializeCommand: { a: "${localWorkspaceFolder}/scripts/a.sh", b: ["sh", "-c", "bash ./b.sh && make"] } }),
+    { "scripts/a.sh": "echo a\n", "b.sh": "echo b\n" },
+  );
+  const s = readConfigSnapshot(ws);
+  assert.deepEqual(s.files.filter((f) => f.role === "host-script").map((f) => f.rel), ["b.sh", "scripts/a.sh"]);
+  assert.deepEqual(s.hostCommands, ["a: ${localWorkspaceFolder}/scripts/a.sh", 'b: "sh" "-c" "bash ./b.sh && make"']);
+});
+
+test("a FIFO where a file should be is refused at once, never read (a read would hang)", () => {
+  const ws = workspace('{ "build": { "dockerfile": "Dockerfile" } }');
+  execFileSync("mkfifo", [join(ws, ".devcontainer", "Dockerfile")]);
+  assert.throws(() => readConfigSnapshot(ws), refused(/\.devcontainer\/Dockerfile is not a file/));
 });
 
 test("symlinks and files outside the folder are refused by name, never read", () => {

@@ -16,10 +16,11 @@
  * build context itself) are in devcontainer.json and listed for the user in `notes`.
  */
 import { createHash } from "node:crypto";
-import { lstatSync, readdirSync, readFileSync, realpathSync } from "node:fs";
+import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HarnessError } from "../../errors.js";
 import { splitShellTokens } from "../commandValidation.js";
+import { readFileCheckedSync } from "../trust/openChecked.js";
 import { devContainerConfigPath } from "./detect.js";
 import { parseJsonc } from "./jsonc.js";
 
@@ -138,7 +139,15 @@ class FileReader {
     if (stat.size > MAX_FILE_BYTES) throw invalid(this.folder, `${rel} is larger than ${MAX_FILE_BYTES / 1024} KiB`);
     this.total += stat.size;
     if (this.total > MAX_TOTAL_BYTES) throw invalid(this.folder, `its files add up to more than ${MAX_TOTAL_BYTES / (1024 * 1024)} MiB`);
-    const file: SnapshotFile = { role, rel, abs, bytes: readFileSync(abs) };
+    // The checks above look at a path the container can swap at any moment (for a link, or a
+    // FIFO that would hang a plain read): the checked open confirms the file it got is this one.
+    let bytes: Buffer;
+    try {
+      bytes = readFileCheckedSync(abs, MAX_FILE_BYTES);
+    } catch (err) {
+      throw invalid(this.folder, `${rel} changed while it was read (${err instanceof Error ? err.message : String(err)})`);
+    }
+    const file: SnapshotFile = { role, rel, abs, bytes };
     this.files.push(file);
     return file;
   }
@@ -211,16 +220,22 @@ export function commandTexts(value: unknown): string[] {
 }
 
 /**
- * Workspace files a host command names (`bash .devcontainer/init.sh`, `./setup.sh`): they run on
- * the host, so their bytes are part of what is approved. Only existing regular files inside the
- * folder count; anything else is an ordinary word.
+ * Workspace files a host command names (`bash .devcontainer/init.sh`, `./setup.sh`,
+ * `${localWorkspaceFolder}/init`): they run on the host, so their bytes are part of what is
+ * approved. Any word naming an existing file inside the folder counts; anything else is an
+ * ordinary word. What a host command reads implicitly (a Makefile for `make`, package.json for
+ * `npm`) cannot be seen from its words: the approval shows the command for the user to judge.
  */
 function scriptsNamedBy(value: unknown, folder: string): string[] {
   const wordsOf = (v: unknown): string[] => (typeof v === "string" ? splitShellTokens(v) : Array.isArray(v) ? v.map(String) : []);
-  const words = value && typeof value === "object" && !Array.isArray(value) ? Object.values(value as Record<string, unknown>).flatMap(wordsOf) : wordsOf(value);
+  const top = value && typeof value === "object" && !Array.isArray(value) ? Object.values(value as Record<string, unknown>).flatMap(wordsOf) : wordsOf(value);
+  // `sh -c 'bash ./init.sh'`: a quoted script's own words count too.
+  const words = top.flatMap((w) => (/\s/.test(w) ? [w, ...splitShellTokens(w)] : [w]));
   const found = new Set<string>();
-  for (const word of words) {
-    if (word.startsWith("-") || !/[/.]/.test(word)) continue;
+  for (const raw of words) {
+    // The CLI substitutes these in initializeCommand before the host runs it.
+    const word = substituteLocalFolder(raw, folder);
+    if (word.startsWith("-")) continue;
     const path = resolve(folder, word);
     const rel = relative(folder, path);
     if (rel === "" || rel.startsWith("..") || isAbsolute(rel)) continue;
