@@ -8,6 +8,7 @@
  */
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { UpdateDeltas } from "./updateDeltas.js";
+import { ChunkCoalescer } from "./chunkCoalescer.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { FinalRunStatus, RunEvent } from "../../protocol/events.js";
 import type { SandboxProvider } from "../sandbox/provider.js";
@@ -74,6 +75,14 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   let result: TurnResult = { status: "success" };
   const usage = new RunUsageCollector();
   const deltas = new UpdateDeltas();
+  let lastValues: string | undefined;
+  // Token chunks are held for at most a few ms and merged (./chunkCoalescer.ts); every other
+  // event flushes them first, so the journal's order is the stream's.
+  const chunks = new ChunkCoalescer((data) => emit({ ...base, event: "messages", data }));
+  const emitInOrder = (event: RunEvent) => {
+    chunks.flush();
+    emit(event);
+  };
   try {
     const stream = await agent.graph.stream(
       { messages: [human] },
@@ -84,31 +93,44 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
       switch (mode) {
         case "messages": {
           const [msg, meta] = payload as [BaseMessage, { langgraph_node?: string }];
-          emit({ ...base, event: "messages", data: [toWireChunk(msg, meta.langgraph_node)] });
+          chunks.push(toWireChunk(msg, meta.langgraph_node));
           break;
         }
         case "updates": {
           const delta = deltas.delta(payload);
           usage.add(delta);
-          emit({ ...base, event: "updates", data: wireValue(delta) as Record<string, Record<string, unknown>> });
+          emitInOrder({ ...base, event: "updates", data: wireValue(delta) as Record<string, Record<string, unknown>> });
           break;
         }
         case "values": {
           const { messages, ...rest } = payload as { messages?: unknown[] } & Record<string, unknown>;
           deltas.observeValues(messages);
-          emit({ ...base, event: "values", data: { ...(wireValue(rest) as Record<string, unknown>), message_count: messages?.length ?? 0 } });
+          // Only when something changed: most steps (a no-op middleware hook) leave every
+          // business channel and the message count as they were.
+          const data = { ...(wireValue(rest) as Record<string, unknown>), message_count: messages?.length ?? 0 };
+          const text = JSON.stringify(data);
+          if (text !== lastValues) {
+            lastValues = text;
+            emitInOrder({ ...base, event: "values", data });
+          }
           break;
         }
         case "custom": {
           const data = payload && typeof payload === "object" && "type" in payload ? (payload as { type: string }) : { type: "custom", value: payload };
-          emit({ ...base, event: "custom", data });
+          emitInOrder({ ...base, event: "custom", data });
           break;
         }
         default:
           break;
       }
     }
+    chunks.flush();
   } catch (err) {
+    try {
+      chunks.flush(); // what the stream produced before it failed or was cancelled
+    } catch {
+      // The journal itself is failing: the run ends with the error being handled here.
+    }
     const reason: unknown = req.signal.aborted ? req.signal.reason : undefined;
     if (reason instanceof RunAbort) {
       result = { status: reason.status, error: reason.message };

@@ -36,6 +36,7 @@ import {
 import { HarnessError } from "../errors.js";
 import type { Db } from "./db.js";
 import { LogBatch, MessageLog, type LoadedRow, isLoggable, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
+import { packCheckpointRow, unpackCheckpointRow } from "./skeletonCodec.js";
 import { prepareCheckpointStatements, type CheckpointRow, type CheckpointStatements, type WriteRow } from "./checkpointSql.js";
 
 /** How a channel value is referenced from its checkpoint row. */
@@ -71,6 +72,8 @@ interface EncodedWrite {
 /** Everything one tuple needs from the database, read in one (consistent) read transaction. */
 interface TupleRows {
   row: CheckpointRow;
+  /** The skeleton's serde type and bytes (inflated when the row is deflated). */
+  skeleton: { type: string; bytes: Uint8Array };
   refs: Record<string, ChannelRef>;
   values: Map<string, { type: string; value: Buffer }>;
   messages: Map<string, LoadedRow[]>;
@@ -201,7 +204,8 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
           if (e.insert) this.sql.insertValue.run(threadId, e.insert.hash, e.insert.type, e.insert.bytes);
           refs[channel] = e.ref!;
         }
-        this.sql.upsertCheckpoint.run(threadId, ns, checkpoint.id, parentId, type, skeletonBytes, JSON.stringify(refs), metadataText);
+        const packed = packCheckpointRow(type, skeletonBytes, JSON.stringify(refs));
+        this.sql.upsertCheckpoint.run(threadId, ns, checkpoint.id, parentId, packed.type, packed.checkpoint, packed.channel_refs, metadataText);
       },
       (cache, encoded) => {
         for (const [, e] of encoded) cache.values.set(e.key, { version: e.version, value: e.value, ref: e.ref });
@@ -307,7 +311,8 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     const known = this.caches.get(threadId);
     const cache = this.touchCache(threadId, known && known.epoch === epoch ? known : newThreadCache(epoch));
 
-    const refs = JSON.parse(row.channel_refs) as Record<string, ChannelRef>;
+    const stored = unpackCheckpointRow(row);
+    const refs = JSON.parse(stored.refsJson) as Record<string, ChannelRef>;
     const values = new Map<string, { type: string; value: Buffer }>();
     const messages = new Map<string, LoadedRow[]>();
     for (const [channel, ref] of Object.entries(refs)) {
@@ -335,6 +340,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       : [];
     return {
       row,
+      skeleton: { type: stored.type, bytes: stored.skeleton },
       refs,
       values,
       messages,
@@ -356,7 +362,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
   /** Asynchronous part of a read: deserialization. */
   private async buildTuple(r: TupleRows): Promise<CheckpointTuple> {
     const { row } = r;
-    const checkpoint = (await this.serde.loadsTyped(row.type, row.checkpoint)) as Checkpoint;
+    const checkpoint = (await this.serde.loadsTyped(r.skeleton.type, r.skeleton.bytes)) as Checkpoint;
     const channelValues: Record<string, unknown> = {};
     for (const [channel, ref] of Object.entries(r.refs)) {
       if ("j" in ref) channelValues[channel] = await this.serde.loadsTyped("json", ref.j);

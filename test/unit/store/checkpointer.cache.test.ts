@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { unpackCheckpointRow, type PackedRow } from "../../../extension/harness/store/skeletonCodec.js";
 import { openDatabase, type Db } from "../../../extension/harness/store/db.js";
 import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
 
@@ -67,8 +68,8 @@ describe("LinearSqliteSaver internals", () => {
     assert.equal(serde.messages, 60);
     const db = dbs[0]!;
     assert.equal((db.prepare("SELECT count(*) n FROM checkpoint_messages").get() as any).n, 60);
-    const refs = db.prepare("SELECT channel_refs FROM checkpoints WHERE thread_id = 'grow'").all() as { channel_refs: string }[];
-    for (const r of refs) assert.equal((JSON.parse(r.channel_refs) as { messages: { m: unknown[] } }).messages.m.length, 1);
+    const rows = db.prepare("SELECT type, checkpoint, channel_refs FROM checkpoints WHERE thread_id = 'grow'").all() as PackedRow[];
+    for (const r of rows) assert.equal((JSON.parse(unpackCheckpointRow(r).refsJson) as { messages: { m: unknown[] } }).messages.m.length, 1);
     assert.equal((db.prepare("SELECT count(*) n FROM checkpoint_values").get() as any).n, 0, "a small list is inlined");
 
     // a new process: getTuple registers the revived objects, so the next put serializes only the new message

@@ -12,6 +12,7 @@ import { promisify } from "node:util";
 import { HumanMessage } from "langchain";
 import type { BaseMessage } from "@langchain/core/messages";
 import { startModelServer, type ModelServer } from "../../fixtures/modelServer.js";
+import { unpackCheckpointRow, type PackedRow } from "../../../extension/harness/store/skeletonCodec.js";
 import { openDatabase, type Db } from "../../../extension/harness/store/db.js";
 import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
 import { buildAgent, canonical, scriptReply } from "./agentFixture.js";
@@ -103,8 +104,8 @@ describe("LinearSqliteSaver with createAgent", () => {
     // and the latest checkpoint refers to the log with a range per edit in the middle (the replaced
     // answer; the removed first message only moves the start), not one per turn.
     const db = dbs[0]!;
-    const latest = db.prepare("SELECT channel_refs FROM checkpoints WHERE thread_id = 'e2e' ORDER BY checkpoint_id DESC LIMIT 1").get() as { channel_refs: string };
-    const ranges = (JSON.parse(latest.channel_refs) as { messages: { m: unknown[] } }).messages.m;
+    const latest = db.prepare("SELECT type, checkpoint, channel_refs FROM checkpoints WHERE thread_id = 'e2e' ORDER BY checkpoint_id DESC LIMIT 1").get() as PackedRow;
+    const ranges = (JSON.parse(unpackCheckpointRow(latest).refsJson) as { messages: { m: unknown[] } }).messages.m;
     assert.ok(ranges.length <= 2, `latest checkpoint uses ${ranges.length} ranges: ${JSON.stringify(ranges)}`);
     const dupes = db.prepare("SELECT message_id, hash, count(*) n FROM checkpoint_messages GROUP BY message_id, hash HAVING n > 1").all();
     assert.deepEqual(dupes, []);
