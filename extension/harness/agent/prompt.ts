@@ -3,6 +3,13 @@
  * §10) — the virtual file system, "deliverables go to outputs and are presented", clarify before
  * acting. It names only virtual paths: host paths never reach the model.
  */
+/**
+ * Every tag this prompt emits. InputSanitization builds its denylist from this list (single source),
+ * so a user cannot type a forged `<deliverables>` or `</tools>` section; a unit test renders the
+ * prompt with every option on and checks each tag in it is here. Add a tag here when you add one below.
+ */
+export const PROMPT_SECTION_TAGS = ["working_directory", "deliverables", "tools", "clarification", "current_date"] as const;
+
 export interface PromptOptions {
   hasBash: boolean;
   bashEnabled: boolean;

@@ -16,10 +16,11 @@ import { createMiddleware } from "langchain";
 import { HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { isGraphBubbleUp } from "@langchain/langgraph";
+import { PROMPT_SECTION_TAGS } from "../agent/prompt.js";
 import { contentText, isGenuineUserMessage, isTextBlock, ORIGINAL_USER_CONTENT_KEY } from "./shared/messages.js";
 
 /** DeerFlow's `_BLOCKED_TAG_NAMES`: the framework's authority blocks and common injection tags. */
-export const BLOCKED_TAG_NAMES = [
+const DEERFLOW_BLOCKED_TAG_NAMES = [
   "system-reminder", "system_reminder", "memory", "current_date", "think", "analysis", "role", "soul",
   "self_update", "thinking_style", "clarification_system", "critical_reminders", "response_style",
   "citations", "uploaded_files", "current_uploads", "subagent_system", "skill_system", "skill_index",
@@ -28,6 +29,13 @@ export const BLOCKED_TAG_NAMES = [
   "file_editing_workflow", "guidelines", "output_format", "working_directory", "tool_restrictions",
   "system", "instruction", "important", "override", "ignore", "prompt",
 ] as const;
+
+/**
+ * The denylist: DeerFlow's list plus every tag our own system prompt emits (`PROMPT_SECTION_TAGS`,
+ * exported by the prompt module). DeerFlow keeps one hand-written list and a test that its prompt's
+ * tags are on it; deriving it here means a tag added to the prompt is escaped without a second edit.
+ */
+export const BLOCKED_TAG_NAMES: readonly string[] = [...new Set<string>([...DEERFLOW_BLOCKED_TAG_NAMES, ...PROMPT_SECTION_TAGS])];
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 /** `<tag>`, `</tag>`, `<tag attrs>`, `<tag/>` and a bare `<tag`, any case; longest names first. */
