@@ -17,6 +17,7 @@
  *   [7]  DanglingToolCall         — every tool call answered before each model request (request-only)
  *   [8]  LLMErrorHandling         — retries with backoff, `llm_retry` events, readable final failure
  *   [10] SandboxAudit             — bash commands classified before they run: block / warn / pass
+ *   [11] ReadBeforeWrite          — writes to an existing file need a read of its current version
  *   [13] ToolErrorHandling        — a throwing tool becomes an error ToolMessage; the run goes on
  *   [19] Todo (plan mode)         — write_todos + reminder when the list scrolled out of context
  *   [20] TokenUsage               — usage per model call and per run
@@ -42,6 +43,7 @@ import type { ToolOutputBudgetOptions } from "../middlewares/toolOutputBudget.js
 import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
 import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
 import type { LlmRetryOptions } from "../middlewares/llmErrorHandling.js";
+import { readBeforeWriteMiddleware } from "../middlewares/readBeforeWrite.js";
 import { toolErrorHandlingMiddleware } from "../middlewares/toolErrorHandling.js";
 import { sandboxAuditMiddleware } from "../middlewares/sandboxAudit.js";
 import { tokenUsageMiddleware } from "../middlewares/tokenUsage.js";
@@ -75,6 +77,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
     sandboxAuditMiddleware(), // [10]
+    readBeforeWriteMiddleware(ctx.dirs), // [11]
     toolErrorHandlingMiddleware(), // [13]
     ctx.planMode && todoMiddleware(), // [19]
     tokenUsageMiddleware(), // [20]
