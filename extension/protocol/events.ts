@@ -68,8 +68,14 @@ export type RunEvent =
         status: FinalRunStatus;
         error?: string;
         usage?: Record<string, unknown>;
-        /** Why a successful run stopped, when it was not a final answer: "clarification" = the agent asked the user. */
-        stop_reason?: "clarification";
+        /**
+         * Why a successful run stopped, when it was not a plain final answer: "clarification" = the
+         * agent asked the user; DeerFlow's capped completions: "model_length_capped" (the provider
+         * cut the answer at its output limit; the text is kept), "safety_capped" (a content filter
+         * stopped it; tool calls were dropped and the answer says why), "loop_capped" (repeated tool
+         * calls were force-stopped).
+         */
+        stop_reason?: "clarification" | "model_length_capped" | "safety_capped" | "loop_capped";
         /** With stop_reason "clarification": DeerFlow's human_input request (the question card). */
         human_input?: Record<string, unknown>;
       };

@@ -50,6 +50,9 @@ import { tokenUsageMiddleware } from "../middlewares/tokenUsage.js";
 import { systemMessageCoalescingMiddleware } from "../middlewares/systemMessageCoalescing.js";
 import { loopDetectionMiddleware } from "../middlewares/loopDetection.js";
 import type { LoopDetectionOptions } from "../middlewares/loopDetection.js";
+import { terminalResponseMiddleware } from "../middlewares/terminalResponse.js";
+import { modelLengthFinishReasonMiddleware } from "../middlewares/modelLengthFinishReason.js";
+import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.js";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -85,6 +88,9 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
     systemMessageCoalescingMiddleware(), // [26]
     loopDetectionMiddleware(ctx.loopDetection), // [28]
+    terminalResponseMiddleware(), // [32]
+    modelLengthFinishReasonMiddleware(), // [33]
+    safetyFinishReasonMiddleware(), // [34]
     clarificationMiddleware(), // [35] keep last
   ];
   return chain.filter((m): m is AgentMiddleware => Boolean(m));

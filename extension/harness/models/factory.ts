@@ -105,7 +105,14 @@ class AssistantDefaultCompletions extends ChatOpenAICompletions {
     rawResponse: Parameters<ChatOpenAICompletions["_convertCompletionsDeltaToBaseMessageChunk"]>[1],
     defaultRole?: Parameters<ChatOpenAICompletions["_convertCompletionsDeltaToBaseMessageChunk"]>[2],
   ): BaseMessageChunk {
-    return super._convertCompletionsDeltaToBaseMessageChunk(delta, rawResponse, defaultRole ?? "assistant");
+    const chunk = super._convertCompletionsDeltaToBaseMessageChunk(delta, rawResponse, defaultRole ?? "assistant");
+    // A streamed answer's finish_reason reaches only the chunk's generationInfo, which
+    // @langchain/core drops when it aggregates a stream for a streaming handler (the agent's
+    // `messages` mode): the final AIMessage would have none. ModelLength and Safety need it
+    // ("length", "content_filter"), as DeerFlow reads it from response_metadata, so it is put there.
+    const finish = (rawResponse as { choices?: Array<{ finish_reason?: unknown }> } | undefined)?.choices?.[0]?.finish_reason;
+    if (typeof finish === "string" && finish) chunk.response_metadata = { ...chunk.response_metadata, finish_reason: finish };
+    return chunk;
   }
 }
 

@@ -17,7 +17,7 @@ import { runTurn, RunAbort } from "./runTurn.js";
 import type { TurnResult } from "./runTurn.js";
 import type { ThreadStore } from "../store/threads.js";
 import type { BaseMessage} from "@langchain/core/messages";
-import { ToolMessage } from "@langchain/core/messages";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
 import { errorMessage, HarnessError } from "../errors.js";
 
@@ -116,6 +116,10 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       extra.stop_reason = "clarification";
       if (after.clarification.human_input) extra.human_input = after.clarification.human_input;
     }
+    // A guard middleware stamped why the final answer is capped (ModelLength, Safety, LoopDetection).
+    if (result.status === "success" && after.stopReason) extra.stop_reason = after.stopReason;
+    // A middleware saved DeerFlow's error fallback as the answer (TerminalResponse): visible, but a failure.
+    if (result.status === "success" && after.errorFallback) result = { ...result, status: "error", error: after.errorFallback };
     if (result.status === "success") {
       const artifactsAfter = after.artifacts;
       const presented = artifactsAfter.filter((a) => !artifactsBefore.includes(a));
@@ -188,6 +192,10 @@ interface FinalState {
   title: string | null;
   /** Set when the run ended on ask_clarification (the last message is its ToolMessage). */
   clarification?: { human_input?: Record<string, unknown> };
+  /** `additional_kwargs.stop_reason` of the final AI answer (model_length_capped, safety_capped, loop_capped). */
+  stopReason?: string;
+  /** The final AI answer's text when it is flagged `deerflow_error_fallback`. */
+  errorFallback?: string;
 }
 
 async function finalState(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<FinalState> {
@@ -198,6 +206,11 @@ async function finalState(agent: ReturnType<typeof buildLeadAgent>, threadId: st
   if (last && ToolMessage.isInstance(last) && last.name === "ask_clarification") {
     const human = (last.additional_kwargs as { human_input?: Record<string, unknown> }).human_input;
     out.clarification = human ? { human_input: human } : {};
+  }
+  if (last && AIMessage.isInstance(last)) {
+    const kw = last.additional_kwargs as { stop_reason?: unknown; deerflow_error_fallback?: unknown };
+    if (typeof kw.stop_reason === "string") out.stopReason = kw.stop_reason;
+    if (kw.deerflow_error_fallback === true) out.errorFallback = typeof last.content === "string" ? last.content : "The model returned no final response.";
   }
   return out;
 }

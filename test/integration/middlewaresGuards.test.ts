@@ -1,0 +1,115 @@
+// The tail guards through the real CLI (dist/cli.js): TerminalResponse, ModelLengthFinishReason,
+// SafetyFinishReason. The scripted model server is the only fake; each test asserts what the
+// model was sent (server.requests), the events, and what `deerflow state` shows afterwards.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import type { ScriptedReply } from "../fixtures/modelServer.js";
+import { chat, textOf } from "../fixtures/requests.js";
+import { runCli, sandboxDirs, useModelServer } from "./helpers/cli.js";
+import type { Dirs } from "./helpers/cli.js";
+
+const server = useModelServer();
+
+const baseArgs = (dirs: Dirs, prompt: string) => ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt];
+
+async function run(dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = []) {
+  server.setScript(script);
+  const first = server.requests.length;
+  const r = await runCli([...baseArgs(dirs, prompt), ...extra]);
+  const end = r.lines.at(-1);
+  return { ...r, requests: server.requests.slice(first), end, threadId: end?.data?.thread_id as string };
+}
+
+async function state(dirs: Dirs, threadId: string): Promise<Record<string, any>> {
+  const r = await runCli(["state", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--thread", threadId]);
+  assert.equal(r.code, 0, r.stderr);
+  return JSON.parse(r.stdout) as Record<string, any>;
+}
+
+const RECOVERY =
+  "<system_reminder>\nYour previous response after the tool execution was empty. Review the tool results already present in the conversation and provide a concise, user-visible final response. Do not call another tool unless it is strictly necessary.\n</system_reminder>";
+const FALLBACK =
+  "The model completed the tool run but returned no final response, including after one automatic retry. Please try again or use a different model.";
+const ls = { name: "ls", args: { description: "look around", path: "/mnt/user-data/workspace" } };
+
+test("TerminalResponse: an empty answer after a tool call gets one hidden retry; the retry's answer is the run's", async () => {
+  const dirs = sandboxDirs();
+  const r = await run(dirs, [{ toolCalls: [ls] }, { content: "" }, { content: "The folder is empty." }], "what is in my workspace?");
+  assert.equal(r.code, 0, r.stderr + r.stdout.slice(-2000));
+  assert.equal(r.end!.data.status, "success");
+  assert.equal(r.requests.length, 3);
+  // The retry request: the history up to the tool result (the empty answer removed), then the hidden nudge.
+  const retry = chat(r.requests[2]!);
+  assert.equal(retry.at(-2)!.role, "tool");
+  assert.equal(retry.at(-1)!.role, "user");
+  assert.equal(textOf(retry.at(-1)), RECOVERY);
+  assert.ok(!chat(r.requests[1]!).some((m) => textOf(m) === RECOVERY), "the first post-tool request has no nudge");
+  const s = await state(dirs, r.threadId);
+  const messages = s.messages as Array<{ type: string; content: unknown; name?: string }>;
+  assert.deepEqual(messages.map((m) => m.type), ["human", "ai", "tool", "ai"], "no empty answer and no nudge in state");
+  assert.equal(messages.at(-1)!.content, "The folder is empty.");
+  assert.ok(!JSON.stringify(messages).includes("terminal_response_recovery"));
+});
+
+test("TerminalResponse: a second empty answer ends the run as an error with DeerFlow's fallback text, in state and on end", async () => {
+  const dirs = sandboxDirs();
+  const r = await run(dirs, [{ toolCalls: [ls] }, { content: "" }, { content: "  " }], "what is in my workspace?");
+  assert.equal(r.code, 1, r.stdout.slice(-2000));
+  assert.equal(r.end!.data.status, "error");
+  assert.equal(r.end!.data.error, FALLBACK);
+  assert.equal(r.requests.length, 3, "one retry, not two");
+  assert.equal(textOf(chat(r.requests[2]!).at(-1)), RECOVERY);
+  const s = await state(dirs, r.threadId);
+  const last = (s.messages as Array<Record<string, any>>).at(-1)!;
+  assert.equal(last.type, "ai");
+  assert.equal(last.content, FALLBACK);
+  assert.equal(last.additional_kwargs.deerflow_error_fallback, true);
+  assert.equal(last.additional_kwargs.error_reason, "Model returned an empty terminal response after one retry");
+  assert.equal((s.messages as unknown[]).length, 4);
+});
+
+test("TerminalResponse: an empty answer without tool use in this turn is left alone (not retried)", async () => {
+  const dirs = sandboxDirs();
+  const r = await run(dirs, [{ content: "" }], "hi");
+  assert.equal(r.requests.length, 1);
+  assert.equal(r.end!.data.status, "success");
+});
+
+test("ModelLength: finish_reason length on a final answer keeps the text and ends with stop_reason model_length_capped", async () => {
+  const dirs = sandboxDirs();
+  const r = await run(dirs, [{ content: "Here is the first half of the report", finishReason: "length" }], "write a long report");
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.end!.data.status, "success");
+  assert.equal(r.end!.data.stop_reason, "model_length_capped");
+  assert.equal(r.requests.length, 1);
+  const last = ((await state(dirs, r.threadId)).messages as Array<Record<string, any>>).at(-1)!;
+  assert.equal(last.content, "Here is the first half of the report");
+  assert.equal(last.additional_kwargs.stop_reason, "model_length_capped");
+});
+
+test("Safety: a content-filtered reply's tool calls are stripped, never run; the answer says why; stop_reason safety_capped", async () => {
+  const dirs = sandboxDirs();
+  const r = await run(
+    dirs,
+    [{ content: "Writing it now", toolCalls: [{ name: "write_file", id: "call_filtered", args: { description: "save", path: "/mnt/user-data/workspace/half.md", content: "half a sent" } }], finishReason: "content_filter" }],
+    "write the file",
+  );
+  assert.equal(r.code, 0, r.stderr + r.stdout.slice(-2000));
+  assert.equal(r.end!.data.status, "success");
+  assert.equal(r.end!.data.stop_reason, "safety_capped");
+  assert.equal(r.requests.length, 1, "nothing was sent back to the model: the run ended on the filtered reply");
+  assert.ok(!r.lines.some((l) => l.event === "updates" && l.data.tools), "no tool node ran");
+  const event = r.lines.find((l) => l.event === "custom" && l.data.type === "safety_termination");
+  assert.ok(event, "safety_termination custom event");
+  assert.deepEqual([event.data.detector, event.data.suppressed_tool_call_count, event.data.suppressed_tool_call_names], ["openai_compatible_content_filter", 1, ["write_file"]]);
+  const s = await state(dirs, r.threadId);
+  const last = (s.messages as Array<Record<string, any>>).at(-1)!;
+  assert.equal(last.type, "ai");
+  assert.deepEqual(last.tool_calls ?? [], []);
+  assert.equal(
+    last.content,
+    "Writing it now\n\nThe model provider stopped this response with a safety-related signal (finish_reason='content_filter', detector='openai_compatible_content_filter'). Any tool calls produced in this turn were suppressed because their arguments may be truncated and unsafe to execute. Please rephrase the request or ask for a narrower output.",
+  );
+  assert.equal(last.additional_kwargs.safety_termination.suppressed_tool_call_count, 1);
+  assert.ok(!JSON.stringify(last.additional_kwargs).includes("half a sent"), "the filtered arguments are not kept");
+});
