@@ -193,7 +193,8 @@ test("a run that writes outputs but presents none is reported, not silently pass
   const r = await cli(runArgs(d, "write"));
   assert.equal(r.code, 1);
   const receipt = r.lines.find((l) => l.event === "custom" && l.data.type === "run.delivery");
-  assert.deepEqual(receipt!.data.produced, ["/mnt/user-data/outputs/report.md"]);
+  assert.deepEqual(receipt!.data.produced_paths, ["/mnt/user-data/outputs/report.md"]);
+  assert.equal(receipt!.data.stage, "not_started");
   assert.equal(receipt!.data.presented, 0);
   assert.equal(receipt!.data.satisfied, false);
   assert.equal(r.lines.at(-1)!.data.status, "error");

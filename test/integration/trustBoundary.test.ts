@@ -255,7 +255,7 @@ test("link loops, links out of the roots and a deep tree: ls, glob, grep and the
   assert.ok(!results.get("ls")!.includes("secret") && !results.get("ls")!.includes(outside));
   assert.equal(results.get("globOut"), "Found 2 paths under /mnt/user-data/outputs\n1. /mnt/user-data/outputs/cycle\n2. /mnt/user-data/outputs/workspace-link");
   const receipt = r.lines.find((l) => l.event === "custom" && l.data?.type === "run.delivery")!;
-  assert.deepEqual(receipt.data.produced, ["/mnt/user-data/outputs/result.md"]);
+  assert.deepEqual(receipt.data.produced_paths, ["/mnt/user-data/outputs/result.md"]);
 });
 
 test("Cancel during a grep over a huge tree ends the run interrupted: the lease heartbeat ran during the walk and the grep stopped", async () => {

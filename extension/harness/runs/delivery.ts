@@ -37,34 +37,101 @@ export async function snapshotOutputs(dirs: ThreadDirs, signal?: AbortSignal): P
   return snap;
 }
 
-export interface DeliveryReceipt extends Record<string, unknown> {
-  type: "run.delivery";
-  /** Files under outputs created or changed by this run (virtual paths). */
-  produced: string[];
-  /** Artifacts presented during this run (virtual paths). */
-  paths: string[];
+/**
+ * The delivery facts of one run (DeerFlow journal `get_delivery_content`): what its tools returned
+ * as artifacts in THIS run, deduplicated by (path, tool), in call order. A path presented again
+ * (a report rewritten and re-presented in a later run) counts, although it is already in state.
+ */
+export interface DeliveryFacts {
   presented: number;
-  satisfied: boolean;
-  stage: "none_produced" | "delivered" | "not_presented" | "mismatched";
+  paths: string[];
+  by_tool: Record<string, string[]>;
 }
+
+/** The receipt journaled once per run, on every ending, as a `custom` event of this type. */
+export type DeliveryReceipt = { type: "run.delivery"; [key: string]: unknown } & DeliveryFacts &
+  Partial<{
+    verification: { source: "outputs_changed"; requirement: "present_files_matches_produced_output" };
+    /** Files under outputs created or changed by this run (virtual paths). */
+    produced_paths: string[];
+    presented_paths: string[];
+    matched_paths: string[];
+    stage: "presented" | "mismatched" | "not_started";
+    satisfied: boolean;
+  }>;
 
 export const DELIVERY_INCOMPLETE = "Artifact delivery incomplete: no produced output artifact was presented";
 
-export function checkDelivery(before: OutputsSnapshot, after: OutputsSnapshot, presented: readonly string[]): DeliveryReceipt {
+/**
+ * Collects a run's delivery facts from its journaled `updates`: a node update carrying
+ * `artifacts` is a tool's result (present_files returns a Command with them); the tool is named
+ * by the tool message in the same update.
+ */
+export class DeliveryCollector {
+  readonly #seen = new Set<string>();
+  readonly #facts: Array<[string, string | undefined]> = [];
+
+  observe(event: { event: string; data: unknown }): void {
+    if (event.event !== "updates" || !event.data || typeof event.data !== "object") return;
+    for (const value of Object.values(event.data as Record<string, unknown>)) {
+      // A node that ran several tools returns one update per Command.
+      for (const update of Array.isArray(value) ? value : [value]) this.#record(update);
+    }
+  }
+
+  #record(update: unknown): void {
+    const u = update as { artifacts?: unknown; messages?: unknown } | null;
+    if (!u || typeof u !== "object" || !Array.isArray(u.artifacts)) return;
+    const tools = Array.isArray(u.messages)
+      ? (u.messages as Array<{ type?: unknown; name?: unknown }>).filter((m) => m?.type === "tool" && typeof m.name === "string").map((m) => m.name as string)
+      : [];
+    const tool = new Set(tools).size === 1 ? tools[0] : undefined;
+    for (const path of u.artifacts) {
+      if (typeof path !== "string" || path === "") continue;
+      const key = JSON.stringify([path, tool ?? null]);
+      if (this.#seen.has(key)) continue;
+      this.#seen.add(key);
+      this.#facts.push([path, tool]);
+    }
+  }
+
+  facts(): DeliveryFacts {
+    const by_tool: Record<string, string[]> = {};
+    for (const [path, tool] of this.#facts) if (tool) (by_tool[tool] ??= []).push(path);
+    return { presented: this.#facts.length, paths: this.#facts.map(([p]) => p), by_tool };
+  }
+}
+
+export const emptyFacts = (): DeliveryFacts => ({ presented: 0, paths: [], by_tool: {} });
+
+/**
+ * The receipt (DeerFlow `_delivery_content_with_outputs`): the facts, and — only when the run
+ * created or changed outputs — the verdict: did present_files cover (the path, or a folder
+ * holding it) at least one produced file.
+ */
+export function checkDelivery(before: OutputsSnapshot, after: OutputsSnapshot, facts: DeliveryFacts): DeliveryReceipt {
   const produced = [...after.entries()].filter(([p, sig]) => before.get(p) !== sig).map(([p]) => `/mnt/user-data/outputs/${p}`);
-  const covers = (artifact: string, file: string) => file === artifact || file.startsWith(`${artifact.replace(/\/$/, "")}/`);
-  const delivered = produced.filter((f) => presented.some((a) => covers(a, f)));
-  let stage: DeliveryReceipt["stage"];
-  if (produced.length === 0) stage = "none_produced";
-  else if (delivered.length > 0) stage = "delivered";
-  else if (presented.length > 0) stage = "mismatched";
-  else stage = "not_presented";
-  return {
-    type: "run.delivery",
-    produced,
-    paths: [...presented],
-    presented: presented.length,
-    satisfied: stage === "none_produced" || stage === "delivered",
-    stage,
+  const receipt: DeliveryReceipt = { type: "run.delivery", ...facts };
+  if (produced.length === 0) return receipt;
+  const presented = facts.by_tool.present_files ?? [];
+  const covers = (artifact: string, file: string) => {
+    const a = artifact.replace(/\/+$/, "");
+    return a !== "" && (file === a || file.startsWith(`${a}/`));
   };
+  const matched = produced.filter((f) => presented.some((a) => covers(a, f)));
+  const satisfied = matched.length > 0;
+  return {
+    ...receipt,
+    verification: { source: "outputs_changed", requirement: "present_files_matches_produced_output" },
+    produced_paths: produced,
+    presented_paths: [...presented],
+    matched_paths: matched,
+    stage: satisfied ? "presented" : presented.length > 0 ? "mismatched" : "not_started",
+    satisfied,
+  };
+}
+
+/** The run's error when it changed outputs and presented none of them (DeerFlow `_delivery_error`). */
+export function deliveryError(receipt: DeliveryReceipt): string | undefined {
+  return receipt.produced_paths?.length && receipt.satisfied !== true ? DELIVERY_INCOMPLETE : undefined;
 }

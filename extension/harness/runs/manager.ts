@@ -14,7 +14,8 @@ import { ACTIVE_STATUSES, FINAL_STATUSES } from "../store/runs.js";
 import type { FinalRunStatus } from "../../protocol/events.js";
 import type { Journal } from "./journal.js";
 import { isOwnerGone } from "./owner.js";
-import { RunAbort, endEvent } from "./runTurn.js";
+import { RunAbort } from "./runTurn.js";
+import { endRun } from "./ending.js";
 
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
@@ -194,25 +195,13 @@ export class RunManager {
     });
   }
 
-  /** Move a run to a final status and journal its `end` in one transaction. */
+  /** Move a run to a final status and record its end (ending.ts: receipt, `end`, in one transaction). */
   finishAndEnd(run: RunRecord, from: readonly string[], status: FinalRunStatus, error: string): boolean {
-    return this.runs.transaction(() => {
-      const moved = this.runs.finish(run.run_id, from as RunRecord["status"][], status, { error });
-      const cur = this.runs.get(run.run_id)!;
-      if (cur.ended_at !== null) return moved;
-      if (!moved && !(FINAL_STATUSES as readonly string[]).includes(cur.status)) return false;
-      this.journalEnd(cur, cur.status as FinalRunStatus, cur.error ?? error);
-      return true;
-    });
+    return endRun(this, { runId: run.run_id, from: from as RunRecord["status"][], status, error })?.recorded === true;
   }
 
-  /** Journal a run's `end` (once) and mark it ended. */
+  /** Record the end of a run already in a final status (once). Kept for callers of the old seam. */
   journalEnd(run: RunRecord, status: FinalRunStatus, error?: string | null, usage?: Record<string, unknown> | null, extra: Record<string, unknown> = {}): void {
-    this.runs.transaction(() => {
-      const cur = this.runs.get(run.run_id);
-      if (!cur || cur.ended_at !== null) return;
-      this.journal.append(endEvent(run.thread_id, run.run_id, { status, error: error ?? null, usage: usage ?? null }, extra));
-      this.runs.markEnded(run.run_id);
-    });
+    endRun(this, { runId: run.run_id, from: ACTIVE_STATUSES, status, error: error ?? null, usage: usage ?? null, extra });
   }
 }

@@ -14,7 +14,7 @@ export function openRunSystem(store: WorkspaceStore, opts: { leaseTtlMs?: number
   const leaseTtlMs = opts.leaseTtlMs ?? (Number.isFinite(envTtl) && envTtl > 0 ? envTtl : undefined);
   return new RunManager({
     runs: createRunStore(store.db),
-    journal: new Journal(createEventStore(store.db)),
+    journal: new Journal(createEventStore(store.db), { inTransaction: () => store.db.inTransaction }),
     owner: currentOwnerId(),
     dbFile: store.file,
     ...(leaseTtlMs ? { leaseTtlMs } : {}),

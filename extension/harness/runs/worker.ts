@@ -6,7 +6,6 @@
  * another process) moved the run to `interrupted` first, that is what `end` says.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import type { FinalRunStatus } from "../../protocol/events.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { SandboxProvider } from "../sandbox/provider.js";
 import type { RunManager, Admission } from "./manager.js";
@@ -18,7 +17,9 @@ import type { TurnResult } from "./runTurn.js";
 import type { ThreadStore } from "../store/threads.js";
 import type { BaseMessage} from "@langchain/core/messages";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
-import { checkDelivery, snapshotOutputs, DELIVERY_INCOMPLETE } from "./delivery.js";
+import { checkDelivery, deliveryError, snapshotOutputs, DeliveryCollector } from "./delivery.js";
+import type { DeliveryReceipt } from "./delivery.js";
+import { endRun } from "./ending.js";
 import { errorMessage, HarnessError } from "../errors.js";
 
 export interface WorkerServices {
@@ -52,12 +53,14 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
   const unregister = manager.registerLocal(run.run_id, controller);
   let heartbeat: NodeJS.Timeout | undefined;
   let timer: NodeJS.Timeout | undefined;
+  // This run's present_files results, whatever way it ends: every receipt carries them.
+  const delivery = new DeliveryCollector();
+  const receiptOf = (): DeliveryReceipt => ({ type: "run.delivery", ...delivery.facts() });
   try {
     if (!manager.runs.start(run.run_id, manager.owner, manager.leaseTtlMs)) {
       // Cancelled (or recovered) while pending: it never ran.
-      const cur = manager.runs.get(run.run_id)!;
-      manager.journalEnd(cur, cur.status === "pending" ? "interrupted" : (cur.status as FinalRunStatus), cur.error ?? "Cancelled before it started.");
-      return { status: "interrupted", error: cur.error ?? "Cancelled before it started." };
+      const ended = endRun(manager, { runId: run.run_id, from: ["pending"], status: "interrupted", error: "Cancelled before it started." });
+      return { status: ended?.status ?? "interrupted", error: ended?.error ?? "Cancelled before it started." };
     }
     heartbeat = setInterval(() => {
       if (!manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs)) {
@@ -71,7 +74,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // A sandbox the run may not use at all (a dev container configuration the user has not
     // approved) ends the run here, with what to do, before the model is asked anything.
     const refusal = await sandboxRefusal(s.sandboxProvider);
-    if (refusal) return endRefused(manager, run.run_id, ctx.threadId, refusal);
+    if (refusal) return endRefused(manager, run.run_id, ctx.threadId, refusal, receiptOf());
 
     const before = await snapshotOutputs(ctx.dirs, controller.signal);
     const agent = buildLeadAgent({
@@ -87,7 +90,6 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       planMode: ctx.planMode,
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, ctx.apiKey ? { apiKey: ctx.apiKey } : {}) } : {}),
     });
-    const artifactsBefore = await currentArtifacts(agent, ctx.threadId);
     let result: WorkerResult;
     try {
       result = await runTurn({
@@ -100,7 +102,10 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
         sandboxProvider: s.sandboxProvider,
         sandboxKind: s.sandboxKind,
         signal: controller.signal,
-        emit: (e) => manager.journal.append(e),
+        emit: (e) => {
+          delivery.observe(e);
+          manager.journal.append(e);
+        },
       });
     } finally {
       clearInterval(heartbeat);
@@ -120,36 +125,26 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     if (result.status === "success" && after.stopReason) extra.stop_reason = after.stopReason;
     // A middleware saved DeerFlow's error fallback as the answer (TerminalResponse): visible, but a failure.
     if (result.status === "success" && after.errorFallback) result = { ...result, status: "error", error: after.errorFallback };
+    // Outputs are verified only for a run that finished its turn (DeerFlow): an error, a cancel
+    // or a timeout still gets its receipt, with this run's delivery facts.
+    let receipt = receiptOf();
     if (result.status === "success") {
-      const artifactsAfter = after.artifacts;
-      const presented = artifactsAfter.filter((a) => !artifactsBefore.includes(a));
-      const receipt = checkDelivery(before, await snapshotOutputs(ctx.dirs, controller.signal), presented);
-      manager.journal.append({ run_id: run.run_id, thread_id: ctx.threadId, event: "custom", data: receipt });
-      if (!receipt.satisfied) result = { status: "error", error: DELIVERY_INCOMPLETE };
+      receipt = checkDelivery(before, await snapshotOutputs(ctx.dirs, controller.signal), delivery.facts());
+      const incomplete = deliveryError(receipt);
+      if (incomplete) result = { status: "error", error: incomplete };
     }
 
     // Record the final status; if a cancel got there first, the store's status wins.
-    let final: WorkerResult = result;
-    manager.runs.transaction(() => {
-      const usage = result.usage ? { ...result.usage } : null;
-      const moved = manager.runs.finish(run.run_id, ["running"], result.status, { error: result.error ?? null, usage });
-      const cur = manager.runs.get(run.run_id)!;
-      if (!moved) final = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
-      manager.journalEnd(cur, final.status, final.error ?? null, usage, final.status === "success" ? extra : {});
-    });
-    return final;
+    const usage = result.usage ? { ...result.usage } : null;
+    const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: result.status, error: result.error ?? null, usage, extra: result.status === "success" ? extra : {}, receipt });
+    if (!ended || ended.status === result.status) return result;
+    return { status: ended.status, ...(ended.error ? { error: ended.error } : {}) };
   } catch (err) {
     // Something outside the turn failed (building the agent, reading the final state): the run
     // still ends, as `error`, with its end journaled — never left `running`.
     const message = `The run could not complete: ${errorMessage(err)}`;
-    let ended: WorkerResult = { status: "error", error: message };
-    manager.runs.transaction(() => {
-      manager.runs.finish(run.run_id, ["running"], "error", { error: message });
-      const cur = manager.runs.get(run.run_id)!;
-      ended = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
-      manager.journalEnd(cur, ended.status, ended.error ?? null);
-    });
-    return ended;
+    const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: "error", error: message, receipt: receiptOf() });
+    return { status: ended?.status ?? "error", error: ended?.error ?? message };
   } finally {
     if (heartbeat) clearInterval(heartbeat);
     if (timer) clearTimeout(timer);
@@ -171,20 +166,11 @@ async function sandboxRefusal(provider: SandboxProvider): Promise<HarnessError |
  * The run ends `error` with the refusal's message; its `error` event and its `end` (as
  * `error_code`) carry the code, so a client that only follows the journal can offer the fix.
  */
-function endRefused(manager: RunManager, runId: string, threadId: string, refusal: HarnessError): WorkerResult {
+function endRefused(manager: RunManager, runId: string, threadId: string, refusal: HarnessError, receipt: DeliveryReceipt): WorkerResult {
   manager.journal.append({ run_id: runId, thread_id: threadId, event: "error", data: { name: refusal.name, message: refusal.message, code: refusal.code } });
-  let ended: WorkerResult = { status: "error", error: refusal.message, errorCode: refusal.code };
-  manager.runs.transaction(() => {
-    manager.runs.finish(runId, ["running"], "error", { error: refusal.message });
-    const cur = manager.runs.get(runId)!;
-    if (cur.status !== "error") ended = { status: cur.status as FinalRunStatus, ...(cur.error ? { error: cur.error } : {}) };
-    manager.journalEnd(cur, ended.status, ended.error ?? null, null, ended.status === "error" ? { error_code: refusal.code } : {});
-  });
-  return ended;
-}
-
-async function currentArtifacts(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<string[]> {
-  return (await finalState(agent, threadId)).artifacts;
+  const ended = endRun(manager, { runId, from: ["running"], status: "error", error: refusal.message, extra: { error_code: refusal.code }, receipt });
+  if (!ended || ended.status === "error") return { status: "error", error: refusal.message, errorCode: refusal.code };
+  return { status: ended.status, ...(ended.error ? { error: ended.error } : {}) };
 }
 
 interface FinalState {

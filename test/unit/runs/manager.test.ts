@@ -57,8 +57,10 @@ test("recover: a running run whose owner died is interrupted at once, with its e
   assert.match(after.error!, /stopped before it finished/);
   assert.notEqual(after.ended_at, null);
   const events = journal.events.list("t");
-  assert.deepEqual(events.map((e) => [e.seq, e.event]), [[1, "metadata"], [2, "end"]]);
-  assert.deepEqual((events[1]!.data as { status: string }).status, "interrupted");
+  // Recovery back-fills the run's one delivery receipt (DeerFlow), then its end.
+  assert.deepEqual(events.map((e) => [e.seq, e.event]), [[1, "metadata"], [2, "custom"], [3, "end"]]);
+  assert.deepEqual(events[1]!.data, { type: "run.delivery", presented: 0, paths: [], by_tool: {} });
+  assert.deepEqual((events[2]!.data as { status: string }).status, "interrupted");
   assert.deepEqual(manager.recover(), [], "recovery is idempotent");
 });
 

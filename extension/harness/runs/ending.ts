@@ -1,0 +1,67 @@
+/**
+ * The one place a run's end is decided and recorded (DeerFlow worker `finally` + manager
+ * `_finish`): the conditional status move, the `run.delivery` receipt (exactly once per run, on
+ * every path: success, error, cancel, timeout, recovery), the `end` event, `ended_at`, and the
+ * lease (cleared by the status move) — all in ONE transaction, whose events reach subscribers
+ * only after it commits (Journal.transaction).
+ *
+ * Every ending goes through `endRun`: the worker's own result, a refusal, a crash outside the
+ * turn, a cancel of a run no worker holds, crash recovery and shutdown. A new entry point ends
+ * runs by calling it, never by writing status and events itself.
+ */
+import type { FinalRunStatus, RunStatus } from "../../protocol/events.js";
+import { FINAL_STATUSES } from "../store/runs.js";
+import type { RunRecord, RunStore } from "../store/runs.js";
+import type { Journal } from "./journal.js";
+import { endEvent } from "./runTurn.js";
+import { emptyFacts } from "./delivery.js";
+import type { DeliveryReceipt } from "./delivery.js";
+
+export interface EndRequest {
+  runId: string;
+  /** Statuses the run may leave; an already-final status is kept (a cancel that got there first wins). */
+  from: readonly RunStatus[];
+  status: FinalRunStatus;
+  error?: string | null;
+  usage?: Record<string, unknown> | null;
+  /** Extra `end` fields (stop_reason, error_code), kept only when the run ends with `status`. */
+  extra?: Record<string, unknown>;
+  /** The run's receipt; without one (no worker saw the run end), the empty facts. */
+  receipt?: DeliveryReceipt;
+}
+
+export interface Ended {
+  status: FinalRunStatus;
+  error?: string;
+  /** This call recorded the end (false: it was recorded before, or the run is still active). */
+  recorded: boolean;
+}
+
+const isFinal = (s: string): s is FinalRunStatus => (FINAL_STATUSES as readonly string[]).includes(s);
+
+export function endRun(s: { runs: RunStore; journal: Journal }, req: EndRequest): Ended | undefined {
+  return s.journal.transaction(
+    (fn) => s.runs.transaction(fn),
+    (): Ended | undefined => {
+      const moved = s.runs.finish(req.runId, req.from, req.status, { error: req.error ?? null, usage: req.usage ?? null });
+      const cur = s.runs.get(req.runId);
+      if (!cur || !isFinal(cur.status)) return undefined; // still active under another status: not ours to end
+      const error = cur.error ?? req.error ?? undefined;
+      const ended: Ended = { status: cur.status, ...(error ? { error } : {}), recorded: false };
+      if (cur.ended_at !== null) return ended;
+      if (!hasReceipt(s.journal, cur)) {
+        s.journal.append({ run_id: cur.run_id, thread_id: cur.thread_id, event: "custom", data: req.receipt ?? { type: "run.delivery", ...emptyFacts() } });
+      }
+      const extra = moved || cur.status === req.status ? (req.extra ?? {}) : {};
+      s.journal.append(endEvent(cur.thread_id, cur.run_id, { status: cur.status, error: cur.error ?? req.error ?? null, usage: cur.usage ?? req.usage ?? null }, extra));
+      s.runs.markEnded(cur.run_id);
+      return { ...ended, recorded: true };
+    },
+  );
+}
+
+function hasReceipt(journal: Journal, run: RunRecord): boolean {
+  return journal.events
+    .list(run.thread_id, { runId: run.run_id })
+    .some((e) => e.event === "custom" && (e.data as { type?: unknown } | null)?.type === "run.delivery");
+}
