@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
 import { chat, textOf } from "../fixtures/requests.js";
-import { runCli, sandboxDirs, useModelServer } from "./helpers/cli.js";
+import { runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
@@ -107,4 +107,50 @@ test("read-before-write: an unread existing file is refused with DeerFlow's erro
   assert.equal(r4.code, 0, r4.stderr);
   assert.match(textOf(chat(r4.requests[1]!).find((m) => m.tool_call_id === "w4")), /^Error: write_file blocked/);
   assert.equal(readFileSync(notes, "utf8"), "edited by the user\n");
+});
+
+async function threadTitle(dirs: Dirs, threadId: string): Promise<string | null | undefined> {
+  const r = await runCli(["threads", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir]);
+  assert.equal(r.code, 0, r.stderr);
+  return r.lines.find((t) => t.thread_id === threadId)?.title as string | null | undefined;
+}
+
+test("title: a first run whose every LLM attempt fails still titles the thread (DeerFlow's local fallback); a later successful run keeps it", async () => {
+  const dirs = sandboxDirs();
+  const failing: ScriptedReply = { error: { status: 503, headers: { "retry-after": "0" } } };
+  const r1 = await run(dirs, [failing, failing, failing], "Why does the nightly export job time out?");
+  assert.equal(r1.code, 1);
+  assert.equal(r1.end!.data.status, "error");
+  assert.equal(r1.requests.length, 3, "three attempts");
+  assert.equal((await state(dirs, r1.threadId)).title, "Why does the nightly export job time out?");
+  assert.equal(await threadTitle(dirs, r1.threadId), "Why does the nightly export job time out?");
+
+  const r2 = await run(dirs, [{ content: "Back." }], "try again", ["--thread", r1.threadId]);
+  assert.equal(r2.code, 0, r2.stderr);
+  assert.deepEqual(chat(r2.requests[0]!).map((m) => m.role), ["user", "user"]);
+  assert.equal((await state(dirs, r1.threadId)).title, "Why does the nightly export job time out?");
+  assert.equal(await threadTitle(dirs, r1.threadId), "Why does the nightly export job time out?");
+});
+
+test("title: a first run cancelled while the model is answering still titles the thread; a later run keeps it", async () => {
+  const dirs = sandboxDirs();
+  server.setScript([{ hang: true }]);
+  const first = server.requests.length;
+  const prompt = "Summarise every TODO comment in the repository and group them by owner please";
+  const p = spawnCli(["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt, "--thread", "cancel-title"]);
+  const runId = (await p.waitFor((l) => l.event === "metadata")).run_id as string;
+  await server.waitForRequests(first + 1);
+  const c = await runCli(["cancel", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--run", runId]);
+  assert.equal(c.code, 0, c.stderr);
+  const r = await p.done;
+  assert.equal(r.lines.at(-1)!.data.status, "interrupted");
+  const expected = prompt.slice(0, 50).trimEnd() + "...";
+  assert.equal((await state(dirs, "cancel-title")).title, expected);
+  assert.equal(await threadTitle(dirs, "cancel-title"), expected);
+
+  const again = await run(dirs, [{ content: "Here they are." }], "go on", ["--thread", "cancel-title"]);
+  assert.equal(again.code, 0, again.stderr);
+  assert.match(textOf(chat(again.requests[0]!)[0]), /Summarise every TODO/);
+  assert.equal((await state(dirs, "cancel-title")).title, expected);
+  assert.equal(await threadTitle(dirs, "cancel-title"), expected);
 });

@@ -12,6 +12,16 @@
  *
  * Where we differ: DeerFlow's worker copies the title to the thread record; here that is the
  * run's caller's job (the title is in the final state), see the report in middlewareChain.ts.
+ *
+ * A first run that fails or is cancelled still gets a title. DeerFlow gets there two ways: the
+ * final LLM failure saves a fallback AIMessage, so the ordinary rule titles it; a cancelled run's
+ * worker writes the local fallback into the checkpoint afterwards (`_ensure_interrupted_title`,
+ * `allow_partial_exchange=True`: the user message alone is enough). We throw the LLM failure (see
+ * llmErrorHandling.ts) and the run's ending is not ours to extend, so the same local fallback is
+ * set by `beforeModel` of the first model call, as its own checkpointed step, before anything can
+ * fail or be cancelled. It only needs the user text, so without a title model the title is exactly
+ * DeerFlow's. With a title model, `afterModel` of that run still asks it (once) and replaces the
+ * interim fallback; if that run never gets an answer the fallback stays, as in DeerFlow.
  */
 import { createMiddleware } from "langchain";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
@@ -84,16 +94,36 @@ export function buildTitlePrompt(userMsg: string, assistantMsg: string): string 
     .replace("{assistant_msg}", stripThink(assistantMsg).slice(0, 500));
 }
 
+/** DeerFlow's interrupted-title rule (`allow_partial_exchange`): no title yet, exactly one real user message. */
+export function shouldSetInterimTitle(state: { messages: readonly BaseMessage[]; title?: string | null }): boolean {
+  return !state.title && state.messages.filter(isRealUserMessage).length === 1;
+}
+
+function firstUserText(messages: readonly BaseMessage[]): string {
+  const user = messages.find(isRealUserMessage);
+  return user ? userText(user) : "";
+}
+
 export function titleMiddleware(titleModel?: BaseChatModel) {
+  // One title-model call per run at most (the chain is built per run): a failing title model
+  // leaves the local fallback rather than being retried after every model call of the run.
+  let asked = false;
   return createMiddleware({
     name: "TitleMiddleware",
     stateSchema: titleState,
+    beforeModel: (state) => {
+      const s = state as { messages: BaseMessage[]; title?: string | null };
+      if (!shouldSetInterimTitle(s)) return undefined;
+      return { title: fallbackTitle(firstUserText(s.messages)) };
+    },
     afterModel: async (state, runtime) => {
       const s = state as { messages: BaseMessage[]; title?: string | null };
-      if (!shouldGenerateTitle(s)) return undefined;
-      const user = s.messages.find(isRealUserMessage);
-      const userMsg = user ? userText(user) : "";
-      if (!titleModel) return { title: fallbackTitle(userMsg) };
+      const userMsg = firstUserText(s.messages);
+      // The interim fallback set by beforeModel counts as "no title yet" for the title model.
+      const interim = s.title === fallbackTitle(userMsg);
+      if (!shouldGenerateTitle({ messages: s.messages, title: interim ? null : (s.title ?? null) })) return undefined;
+      if (!titleModel || asked) return interim ? undefined : { title: fallbackTitle(userMsg) };
+      asked = true;
       const ai = s.messages.find((m) => AIMessage.isInstance(m));
       try {
         const response = await titleModel.invoke(buildTitlePrompt(userMsg, normalizeContent(ai?.content)), {
@@ -106,7 +136,7 @@ export function titleMiddleware(titleModel?: BaseChatModel) {
       } catch {
         // DeerFlow: any failure of the title model falls back to the local title.
       }
-      return { title: fallbackTitle(userMsg) };
+      return interim ? undefined : { title: fallbackTitle(userMsg) };
     },
   });
 }
