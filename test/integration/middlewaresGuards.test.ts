@@ -113,3 +113,34 @@ test("Safety: a content-filtered reply's tool calls are stripped, never run; the
   assert.equal(last.additional_kwargs.safety_termination.suppressed_tool_call_count, 1);
   assert.ok(!JSON.stringify(last.additional_kwargs).includes("half a sent"), "the filtered arguments are not kept");
 });
+
+test("DynamicContext: the date is a hidden message of each request, not in the system prompt (byte-identical across dates) nor in state", async () => {
+  const dirs = sandboxDirs();
+  // Two time zones 26 hours apart: whatever the clock says, the harness's local dates differ.
+  server.setScript([{ content: "Morning." }, { content: "Evening." }]);
+  const first = server.requests.length;
+  const r1 = await runCli(baseArgs(dirs, "what day is it?"), { TZ: "Pacific/Kiritimati" });
+  assert.equal(r1.code, 0, r1.stderr);
+  const threadId = r1.lines.at(-1)!.data.thread_id as string;
+  const r2 = await runCli([...baseArgs(dirs, "and now?"), "--thread", threadId], { TZ: "Etc/GMT+12" });
+  assert.equal(r2.code, 0, r2.stderr);
+  const [a, b] = server.requests.slice(first);
+  const system = (req: typeof a) => req!.body!.messages.filter((m) => m.role === "system").map((m) => JSON.stringify(m.content));
+  assert.equal(system(a).length, 1);
+  assert.deepEqual(system(b), system(a), "the system message is byte-identical");
+  assert.ok(!system(a)[0]!.includes("current_date"));
+  const reminder = /^<system-reminder>\n<current_date>(\d{4}-\d{2}-\d{2}), (Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)<\/current_date>\n<\/system-reminder>$/;
+  const dates = [a, b].map((req) => {
+    const sent = req!.body!.messages!.filter((m) => m.role !== "system");
+    assert.equal(sent[0]!.name, "dynamic_context");
+    // Before the first user message: the history after it is a stable prefix within a day.
+    assert.match(textOf(sent[0]), reminder);
+    assert.equal(sent.filter((m) => reminder.test(textOf(m))).length, 1, "one reminder per request");
+    return reminder.exec(textOf(sent[0]))![1];
+  });
+  assert.notEqual(dates[0], dates[1], "each request carries the harness's current local date");
+  assert.equal(textOf(chat(b!).at(-1)), "--- BEGIN USER INPUT ---\nand now?\n--- END USER INPUT ---");
+  const s = await state(dirs, threadId);
+  assert.deepEqual((s.messages as Array<{ type: string }>).map((m) => m.type), ["human", "ai", "human", "ai"]);
+  assert.ok(!JSON.stringify(s.messages).includes("current_date"), "the reminder is never stored");
+});

@@ -50,6 +50,7 @@ import { tokenUsageMiddleware } from "../middlewares/tokenUsage.js";
 import { systemMessageCoalescingMiddleware } from "../middlewares/systemMessageCoalescing.js";
 import { loopDetectionMiddleware } from "../middlewares/loopDetection.js";
 import type { LoopDetectionOptions } from "../middlewares/loopDetection.js";
+import { dynamicContextMiddleware } from "../middlewares/dynamicContext.js";
 import { terminalResponseMiddleware } from "../middlewares/terminalResponse.js";
 import { modelLengthFinishReasonMiddleware } from "../middlewares/modelLengthFinishReason.js";
 import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.js";
@@ -82,6 +83,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     sandboxAuditMiddleware(), // [10]
     readBeforeWriteMiddleware(ctx.dirs), // [11]
     toolErrorHandlingMiddleware(), // [13]
+    dynamicContextMiddleware(), // [14]
     ctx.planMode && todoMiddleware(), // [19]
     tokenUsageMiddleware(), // [20]
     titleMiddleware(ctx.titleModel), // [21]

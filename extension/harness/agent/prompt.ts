@@ -15,11 +15,14 @@ export interface PromptOptions {
   bashEnabled: boolean;
   hasVision: boolean;
   planMode: boolean;
-  now?: Date;
 }
 
+/**
+ * Static for a given set of options: no date, no per-run value. Providers cache the prompt prefix,
+ * and a prompt that changed daily would miss that cache on every first request of the day. The
+ * current date reaches the model as a hidden per-request message (DynamicContextMiddleware).
+ */
 export function buildSystemPrompt(o: PromptOptions): string {
-  const date = (o.now ?? new Date()).toISOString().slice(0, 10);
   const lines = [
     "You are DeerFlow, an open-source super agent working inside the user's code workspace.",
     "",
@@ -55,8 +58,6 @@ export function buildSystemPrompt(o: PromptOptions): string {
     "<clarification>",
     "If the request is ambiguous or missing something you need, ask the user before acting.",
     "</clarification>",
-    "",
-    `<current_date>${date}</current_date>`,
   );
   return lines.join("\n");
 }
