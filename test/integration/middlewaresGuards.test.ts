@@ -125,7 +125,7 @@ test("DynamicContext: the date is a hidden message of each request, not in the s
   const r2 = await runCli([...baseArgs(dirs, "and now?"), "--thread", threadId], { TZ: "Etc/GMT+12" });
   assert.equal(r2.code, 0, r2.stderr);
   const [a, b] = server.requests.slice(first);
-  const system = (req: typeof a) => req!.body!.messages.filter((m) => m.role === "system").map((m) => JSON.stringify(m.content));
+  const system = (req: typeof a) => req!.body!.messages!.filter((m) => m.role === "system").map((m) => JSON.stringify(m.content));
   assert.equal(system(a).length, 1);
   assert.deepEqual(system(b), system(a), "the system message is byte-identical");
   assert.ok(!system(a)[0]!.includes("current_date"));
