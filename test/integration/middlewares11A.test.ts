@@ -5,7 +5,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
 import { chat, textOf } from "../fixtures/requests.js";
@@ -153,4 +153,45 @@ test("title: a first run cancelled while the model is answering still titles the
   assert.match(textOf(chat(again.requests[0]!)[0]), /Summarise every TODO/);
   assert.equal((await state(dirs, "cancel-title")).title, expected);
   assert.equal(await threadTitle(dirs, "cancel-title"), expected);
+});
+
+const CIRCUIT_OPEN =
+  "The configured LLM provider is currently unavailable due to continuous failures. Circuit breaker is engaged to protect the system. Please wait a moment before trying again.";
+
+test("circuit breaker: failing runs open it (state shared by consecutive CLI processes), the next run fails fast without a request, and after the cool-down a successful probe closes it", async () => {
+  const dirs = sandboxDirs();
+  const config = (recovery: number) =>
+    writeFileSync(join(dirs.dataDir, "config.json"), JSON.stringify({ circuit_breaker: { failure_threshold: 2, recovery_timeout_sec: recovery } }));
+  const circuit = () => {
+    const file = join(dirs.dataDir, "llm-circuit.json");
+    return existsSync(file) ? (Object.values((JSON.parse(readFileSync(file, "utf8")) as { endpoints: Record<string, any> }).endpoints)[0] as Record<string, any>) : undefined;
+  };
+  config(3600);
+  const failing: ScriptedReply = { error: { status: 503, headers: { "retry-after": "0" } } };
+  const r1 = await run(dirs, [failing, failing, failing], "first");
+  assert.equal(r1.code, 1);
+  assert.equal(r1.requests.length, 3, "each failing run still pays its retries");
+  assert.equal(circuit()?.state, "closed");
+  const r2 = await run(dirs, [failing, failing, failing], "second", ["--thread", r1.threadId]);
+  assert.equal(r2.requests.length, 3);
+  assert.equal(circuit()?.state, "open", "two exhausted calls in a row reach the threshold");
+
+  const r3 = await run(dirs, [{ content: "must not be asked" }], "third", ["--thread", r1.threadId]);
+  assert.equal(r3.code, 1);
+  assert.equal(r3.requests.length, 0, "an open breaker sends nothing to the provider");
+  assert.equal(r3.end!.data.status, "error");
+  assert.equal(r3.end!.data.error, CIRCUIT_OPEN);
+  assert.equal(r3.lines.filter((l) => l.event === "custom" && l.data.type === "llm_retry").length, 0, "no retries either");
+  assert.equal(r3.lines.find((l) => l.event === "error")?.data.code, "llm_call_failed");
+
+  // The cool-down is read from the configuration at each check: 0 ends it now (no sleeping test).
+  config(0);
+  const r4 = await run(dirs, [{ content: "Recovered." }], "fourth", ["--thread", r1.threadId]);
+  assert.equal(r4.code, 0, r4.stderr);
+  assert.equal(r4.requests.length, 1, "the half-open probe reaches the provider");
+  assert.equal(r4.end!.data.status, "success");
+  assert.deepEqual(chat(r4.requests[0]!).map((m) => m.role), ["user", "user", "user", "user"], "failed and refused turns left only their questions");
+  assert.deepEqual({ state: circuit()?.state, failures: circuit()?.failures }, { state: "closed", failures: 0 }, "a successful probe closes it");
+  const s = await state(dirs, r1.threadId);
+  assert.equal(s.title, "first");
 });

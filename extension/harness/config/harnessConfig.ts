@@ -11,6 +11,8 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { z } from "zod";
 import { HarnessError } from "../errors.js";
+import { configureLlmRetry } from "../middlewares/llmErrorHandling.js";
+import { configureLlmCircuit, llmCircuitStateFile } from "../middlewares/llmCircuitBreaker.js";
 
 export const ModelConfigZ = z.object({
   /** The name users pick (`--model NAME`, the model picker). */
@@ -40,6 +42,23 @@ export const HarnessConfigZ = z.object({
       bash_timeout_seconds: z.number().positive().default(600),
     })
     .default({ provider: "auto", allow_host_commands: false, bash_timeout_seconds: 600 }),
+  /** DeerFlow `llm_call.*`: retries of a failed model call, and a cap on simultaneous calls per endpoint (0 = none). */
+  llm_call: z
+    .object({
+      retry_max_attempts: z.number().int().min(1).default(3),
+      retry_base_delay_ms: z.number().int().min(0).default(1000),
+      retry_cap_delay_ms: z.number().int().min(0).default(8000),
+      burst_retry_base_delay_ms: z.number().int().min(0).default(5000),
+      max_concurrent_calls: z.number().int().min(0).default(0),
+    })
+    .default({ retry_max_attempts: 3, retry_base_delay_ms: 1000, retry_cap_delay_ms: 8000, burst_retry_base_delay_ms: 5000, max_concurrent_calls: 0 }),
+  /** DeerFlow `circuit_breaker.*`: this many exhausted provider failures in a row open it for the cool-down. */
+  circuit_breaker: z
+    .object({
+      failure_threshold: z.number().int().min(1).default(5),
+      recovery_timeout_sec: z.number().min(0).default(60),
+    })
+    .default({ failure_threshold: 5, recovery_timeout_sec: 60 }),
 });
 export type HarnessConfig = z.infer<typeof HarnessConfigZ>;
 
@@ -62,7 +81,9 @@ export function loadHarnessConfig(dataDir: string, env: NodeJS.ProcessEnv = proc
   const file = env.DEERFLOW_CONFIG || join(dataDir, "config.json");
   if (!existsSync(file)) {
     if (env.DEERFLOW_CONFIG) throw new HarnessError("usage", `DEERFLOW_CONFIG names a file that does not exist: ${file}`);
-    return parseHarnessConfig({}, "defaults");
+    const defaults = parseHarnessConfig({}, "defaults");
+    applyLlmCallConfig(defaults, dataDir);
+    return defaults;
   }
   let raw: unknown;
   try {
@@ -70,5 +91,23 @@ export function loadHarnessConfig(dataDir: string, env: NodeJS.ProcessEnv = proc
   } catch (err) {
     throw new HarnessError("usage", `Cannot read DeerFlow configuration ${file}: ${(err as Error).message}`);
   }
-  return parseHarnessConfig(raw, file);
+  const config = parseHarnessConfig(raw, file);
+  applyLlmCallConfig(config, dataDir);
+  return config;
+}
+
+/**
+ * Apply the process-wide LLM settings (retries, circuit breaker, concurrency cap) of a loaded
+ * configuration. The breaker's state is kept in the data directory, so consecutive CLI runs (one
+ * process each) and the harness of the same data directory share it (see llmCircuitBreaker.ts).
+ */
+export function applyLlmCallConfig(config: HarnessConfig, dataDir: string): void {
+  const c = config.llm_call;
+  configureLlmRetry({ maxAttempts: c.retry_max_attempts, baseDelayMs: c.retry_base_delay_ms, capDelayMs: c.retry_cap_delay_ms, burstBaseDelayMs: c.burst_retry_base_delay_ms });
+  configureLlmCircuit({
+    failureThreshold: config.circuit_breaker.failure_threshold,
+    recoveryTimeoutMs: config.circuit_breaker.recovery_timeout_sec * 1000,
+    maxConcurrentCalls: c.max_concurrent_calls,
+    stateFile: llmCircuitStateFile(dataDir),
+  });
 }

@@ -13,11 +13,14 @@
  *   ordinary exception path, with the same readable reason, and the checkpoint stays at the state
  *   before the model call: no apology text is saved into the thread and replayed to the model as
  *   if it had said it, and the next run continues from the user's question.
- * - No circuit breaker and no process-wide concurrency cap yet: one CLI process runs one turn.
+ * - The circuit breaker and the concurrency cap are in llmCircuitBreaker.ts (shared across CLI
+ *   processes through the data directory); an open breaker is thrown like any final failure, with
+ *   DeerFlow's fixed message and `error_reason` "circuit_open".
  * - `StreamChunkTimeoutError` does not exist in JS; a mid-stream drop is a connection error.
  */
 import { createMiddleware } from "langchain";
 import { isGraphBubbleUp } from "@langchain/langgraph";
+import { CIRCUIT_OPEN_MESSAGE, circuitIsOpen, endpointOf, recordFailure, recordSuccess, releaseProbe, withConcurrencyCap } from "./llmCircuitBreaker.js";
 
 export interface LlmRetryOptions {
   /** DeerFlow `llm_call.retry_max_attempts`: attempts in total, not retries. */
@@ -39,10 +42,16 @@ export const DEFAULT_LLM_RETRY: LlmRetryOptions = {
   burstBaseDelayMs: 5000,
 };
 
+/** The process's `llm_call.*` settings (harness config); a chain's own options still win. */
+let configuredRetry: Partial<LlmRetryOptions> = {};
+export function configureLlmRetry(o: Partial<LlmRetryOptions>): void {
+  configuredRetry = o;
+}
+
 /** DeerFlow's `_REASON_RETRY_BUDGETS`: retrying into a burst limit feeds it. */
 const BURST_MAX_ATTEMPTS = 2;
 
-export type LlmErrorReason = "transient" | "busy" | "burst_rate" | "quota" | "auth" | "generic";
+export type LlmErrorReason = "transient" | "busy" | "burst_rate" | "quota" | "auth" | "generic" | "circuit_open";
 
 /** The run's final LLM failure. `code` is stable; the message is written for the user. */
 export class LlmCallError extends Error {
@@ -159,6 +168,8 @@ export function userMessage(reason: LlmErrorReason, detail: string): string {
       return "The configured LLM provider rejected the request because authentication or access is invalid. Please check the provider credentials and try again.";
     case "burst_rate":
       return "The configured LLM provider is temporarily throttling requests because the request rate increased too quickly (burst-rate limit). Please wait a moment and try again.";
+    case "circuit_open":
+      return CIRCUIT_OPEN_MESSAGE;
     case "busy":
     case "transient":
       return "The configured LLM provider is temporarily unavailable after multiple retries. Please wait a moment and continue the conversation.";
@@ -187,22 +198,36 @@ function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
 }
 
 export function llmErrorHandlingMiddleware(options: Partial<LlmRetryOptions> = {}) {
-  const opts: LlmRetryOptions = { ...DEFAULT_LLM_RETRY, ...options };
+  const opts: LlmRetryOptions = { ...DEFAULT_LLM_RETRY, ...configuredRetry, ...options };
   return createMiddleware({
     name: "LLMErrorHandlingMiddleware",
     wrapModelCall: async (request, handler) => {
       const signal = request.runtime.signal;
+      const endpoint = endpointOf(request.model);
+      // Open breaker: fail fast, no request, no retries (DeerFlow returns its fallback message here).
+      if (circuitIsOpen(endpoint)) {
+        throw new LlmCallError(CIRCUIT_OPEN_MESSAGE, "circuit_open", "CircuitBreakerOpen", "LLM circuit breaker is open", 0);
+      }
       let prev: number | undefined;
       for (let attempt = 1; ; attempt++) {
         try {
-          return await handler(request);
+          const response = await withConcurrencyCap(endpoint, signal, async () => handler(request));
+          recordSuccess(endpoint);
+          return response;
         } catch (err) {
-          if (isGraphBubbleUp(err) || signal?.aborted) throw err;
+          if (isGraphBubbleUp(err) || signal?.aborted) {
+            releaseProbe(endpoint);
+            throw err;
+          }
           const cause = unwrapMiddlewareError(err);
           const { retriable, reason } = classifyLlmError(cause);
           const maxAttempts = reason === "burst_rate" ? Math.min(BURST_MAX_ATTEMPTS, opts.maxAttempts) : opts.maxAttempts;
           const detail = errorDetail(cause);
           if (!retriable || attempt >= maxAttempts) {
+            // Only an exhausted retriable failure says "provider down"; burst-rate and non-retriable
+            // errors must not trip the breaker for everyone (DeerFlow #4290).
+            if (retriable && reason !== "burst_rate") recordFailure(endpoint);
+            else releaseProbe(endpoint);
             const type = cause instanceof Error ? (cause.constructor?.name ?? cause.name) : typeof cause;
             // The provider's words come last: the user text says what to do, the detail says what happened.
             const message = reason === "generic" ? userMessage(reason, detail) : `${userMessage(reason, detail)} (${detail})`;
@@ -218,7 +243,12 @@ export function llmErrorHandlingMiddleware(options: Partial<LlmRetryOptions> = {
             reason,
             message: retryMessage(attempt, maxAttempts, waitMs, reason),
           });
-          await sleep(waitMs, signal);
+          try {
+            await sleep(waitMs, signal);
+          } catch (abort) {
+            releaseProbe(endpoint); // a probe cancelled mid-backoff must not hold the breaker half-open
+            throw abort;
+          }
         }
       }
     },

@@ -7,7 +7,7 @@
 import { isAbsolute } from "node:path";
 import type { HarnessSettings } from "../../protocol/rpc.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
-import { parseHarnessConfig } from "../config/harnessConfig.js";
+import { applyLlmCallConfig, parseHarnessConfig } from "../config/harnessConfig.js";
 import { HarnessError } from "../errors.js";
 
 export class Session {
@@ -44,6 +44,7 @@ export class Session {
     }
     this.configure(settings);
     this.dataDirValue = dataDir;
+    applyLlmCallConfig(this.config, dataDir);
   }
 
   /** Validated before anything changes: a bad setting leaves the previous ones in force. */
@@ -59,6 +60,8 @@ export class Session {
     );
     this.settingsValue = settings;
     this.configValue = config;
+    // The harness's settings carry no llm_call/circuit_breaker section yet: DeerFlow's defaults apply.
+    if (this.dataDirValue !== undefined) applyLlmCallConfig(config, this.dataDirValue);
     // Merged: the host may send only the key that changed. An empty string forgets a key.
     for (const [name, key] of Object.entries(apiKeys ?? {})) {
       if (key === "") this.keys.delete(name);
