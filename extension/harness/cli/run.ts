@@ -10,12 +10,10 @@ import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from ".
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel } from "../models/factory.js";
-import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
-import { copyUploads } from "../threads/uploads.js";
+import { validateThreadId } from "../threads/threadDirs.js";
 import { createSandboxProvider, parseSandboxChoice } from "../sandbox/select.js";
 import type { SandboxChoice } from "../sandbox/select.js";
-import { startRun } from "../runs/gateway.js";
-import { executeRun } from "../runs/worker.js";
+import { launchRun } from "../runs/launcher.js";
 import { openRunSystem } from "../runs/services.js";
 import { HarnessError } from "../errors.js";
 import type { StoredEvent } from "../store/events.js";
@@ -89,19 +87,39 @@ export async function runCommand(argv: string[]): Promise<number> {
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
   let shutdownSandbox: (() => Promise<void>) | undefined;
+  let cancelOnSignal: ((sig: NodeJS.Signals) => void) | undefined;
   try {
-    if (!store.threads.get(threadId)) store.threads.create({ threadId, workspaceFolder: workspace });
-    const dirs = ensureThreadDirs(workspace, threadId);
-    const files = copyUploads(dirs, uploads);
-    const allowHostCommands = v["allow-host-commands"] ?? config.sandbox.allow_host_commands;
-    let started;
+    let launched;
     try {
-      started = startRun(
-        { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config, allowHostCommands },
+      launched = launchRun(
+        {
+          workspaceFolder: store.workspaceFolder,
+          threads: store.threads,
+          checkpointer: store.checkpointer,
+          blobs: store.blobs,
+          manager,
+          config,
+          // The folder's sandbox: `auto` picks its dev container when it has one. A one-shot CLI
+          // stops the container when it exits (the extension keeps it warm until an idle timeout).
+          sandbox: () => {
+            let sandbox;
+            try {
+              sandbox = createSandboxProvider(sandboxChoice ?? config.sandbox.provider, { workspaceFolder: workspace, dataDir });
+            } catch (err) {
+              if (err instanceof HarnessError) throw new UsageError(`deerflow run: ${err.message}`);
+              throw err;
+            }
+            const provider = sandbox.provider;
+            shutdownSandbox = () => provider.shutdown?.() ?? Promise.resolve();
+            return { ...sandbox, allowHostCommands: v["allow-host-commands"] ?? config.sandbox.allow_host_commands };
+          },
+          bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
+        },
         {
           threadId,
+          createThread: true,
           prompt,
-          files,
+          uploads,
           ...(v.model ? { model: v.model } : {}),
           ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
           ...(apiKey ? { apiKey } : {}),
@@ -109,6 +127,19 @@ export async function runCommand(argv: string[]): Promise<number> {
           ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}),
           multitask,
           ...(timeoutMs ? { timeoutMs } : {}),
+        },
+        {
+          onAdmitted: (run) => {
+            // Print this run's journaled events as they are stored (replay + follow: no gap, no dup).
+            stopFollowing.push(
+              manager.journal.subscribe(threadId, manager.journal.events.lastSeq(threadId), (e) => {
+                if (e.run_id === run.run_id) writeJsonLine(eventLine(e));
+              }),
+            );
+            cancelOnSignal = () => void manager.cancel(run.run_id);
+            process.once("SIGINT", cancelOnSignal);
+            process.once("SIGTERM", cancelOnSignal);
+          },
         },
       );
     } catch (err) {
@@ -122,60 +153,21 @@ export async function runCommand(argv: string[]): Promise<number> {
       }
       throw err;
     }
-    const { admission, context } = started;
-    const run = admission.run;
-
-    if (admission.existing) {
+    const { admission, done } = launched;
+    if (!done) {
       // The same idempotency key: the same run, never a second execution. Replay it, and follow
       // it to its end if another process is still running it.
-      const final = await followRun(manager, run);
+      const final = await followRun(manager, admission.run);
       return final.status === "success" ? 0 : 1;
     }
-    // Print this run's journaled events as they are stored (replay + follow: no gap, no dup).
-    stopFollowing.push(
-      manager.journal.subscribe(threadId, manager.journal.events.lastSeq(threadId), (e) => {
-        if (e.run_id === run.run_id) writeJsonLine(eventLine(e));
-      }),
-    );
-
-    // The folder's sandbox: `auto` picks its dev container when it has one. A one-shot CLI stops
-    // the container when it exits (the extension keeps it warm until an idle timeout instead).
-    let sandbox;
-    try {
-      sandbox = createSandboxProvider(sandboxChoice ?? config.sandbox.provider, { workspaceFolder: workspace, dataDir });
-    } catch (err) {
-      if (err instanceof HarnessError) throw new UsageError(`deerflow run: ${err.message}`);
-      throw err;
-    }
-    const sandboxProvider = sandbox.provider;
-    shutdownSandbox = () => sandboxProvider.shutdown?.() ?? Promise.resolve();
-    const onSignal = (sig: NodeJS.Signals) => {
-      manager.cancel(run.run_id);
-      void sig;
-    };
-    process.once("SIGINT", onSignal);
-    process.once("SIGTERM", onSignal);
-    try {
-      const result = await executeRun(
-        {
-          manager,
-          threads: store.threads,
-          checkpointer: store.checkpointer,
-          blobs: store.blobs,
-          sandboxProvider,
-          sandboxKind: sandbox.kind,
-          bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
-        },
-        admission,
-        context,
-      );
-      store.threads.touch(threadId);
-      return result.status === "success" ? 0 : 1;
-    } finally {
-      process.off("SIGINT", onSignal);
-      process.off("SIGTERM", onSignal);
-    }
+    const result = await done;
+    store.threads.touch(threadId);
+    return result.status === "success" ? 0 : 1;
   } finally {
+    if (cancelOnSignal) {
+      process.off("SIGINT", cancelOnSignal);
+      process.off("SIGTERM", cancelOnSignal);
+    }
     for (const stop of stopFollowing) stop();
     await shutdownSandbox?.().catch(() => undefined);
     store.close();

@@ -7,24 +7,19 @@
  * At shutdown the process's own runs are stopped and their `end` journaled here, so they are
  * `interrupted` with a reason rather than found by recovery at the next start.
  */
-import { statSync } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { HarnessToHost, RequestParams, RequestResult, RunSummary } from "../../protocol/rpc.js";
 import type { FinalRunStatus } from "../../protocol/events.js";
 import { HarnessError, errorMessage } from "../errors.js";
-import { resolveModel } from "../models/factory.js";
-import { startRun, type RunContext } from "../runs/gateway.js";
-import { executeRun } from "../runs/worker.js";
-import type { Admission } from "../runs/manager.js";
+import { launchRun, type LaunchRequest } from "../runs/launcher.js";
+import { endRun } from "../runs/ending.js";
 import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.js";
 import type { StoredEvent } from "../store/events.js";
-import { ensureThreadDirs } from "../threads/threadDirs.js";
-import { copyUploads } from "../threads/uploads.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { awaitingClarification } from "../middlewares/clarification.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
-import type { OpenWorkspace, SandboxChoice, Workspaces } from "./workspaces.js";
+import type { OpenWorkspace, Workspaces } from "./workspaces.js";
 
 type Ended = HarnessToHost["runs/ended"];
 
@@ -59,24 +54,9 @@ export class Runs {
 
   start(p: RequestParams<"runs/start">): RequestResult<"runs/start"> {
     const ws = this.workspaces.get(p.workspaceFolder);
-    const config = this.session.config;
     if (!ws.store.threads.get(p.threadId)) throw new HarnessError("thread_not_found", `No thread ${p.threadId} in ${p.workspaceFolder}.`);
-    if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
-    // Everything that can be refused is refused before anything is written or copied.
-    for (const f of p.files ?? []) {
-      let isFile = false;
-      try {
-        isFile = statSync(f).isFile();
-      } catch {
-        /* reported below */
-      }
-      if (!isFile) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
-    }
-    // Resolved before anything is copied: an unknown model is refused with nothing written.
-    resolveModel(config, p.model ? { name: p.model } : {});
-    // Into the thread's uploads folder, which the model sees as /mnt/user-data/uploads.
-    const files = copyUploads(ensureThreadDirs(ws.folder, p.threadId), p.files ?? []);
-    return this.launch(ws, { ...p, files });
+    const { workspaceFolder: _w, files, ...rest } = p;
+    return this.launch(ws, { ...rest, uploads: files ?? [] });
   }
 
   /**
@@ -103,70 +83,34 @@ export class Runs {
     return { run_id: started.run_id, thread_id: started.thread_id };
   }
 
-  /** startRun and the background execution, shared by runs/start and the retry after an approval. */
-  private launch(
-    ws: OpenWorkspace,
-    p: Omit<RequestParams<"runs/start">, "workspaceFolder" | "files"> & { files: UploadedFile[] },
-  ): RequestResult<"runs/start"> {
+  /** The launcher (all preparation, startRun, the worker), for runs/start and the retry after an approval. */
+  private launch(ws: OpenWorkspace, p: Omit<LaunchRequest, "apiKey" | "createThread" | "context" | "baseURL">): RequestResult<"runs/start"> {
+    if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
     const config = this.session.config;
-    const model = resolveModel(config, p.model ? { name: p.model } : {});
-    const sandbox = this.workspaces.sandbox(ws);
-    const apiKey = this.session.apiKey(model.apiKeySource);
-    const { admission, context } = startRun(
-      { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, config, allowHostCommands: sandbox.allowHostCommands },
+    const launched = launchRun(
       {
-        threadId: p.threadId,
-        prompt: p.prompt,
-        files: p.files,
-        ...(p.model ? { model: p.model } : {}),
-        ...(apiKey ? { apiKey } : {}),
-        planMode: p.planMode ?? false,
-        ...(p.idempotencyKey ? { idempotencyKey: p.idempotencyKey } : {}),
-        ...(p.multitask ? { multitask: p.multitask } : {}),
+        workspaceFolder: ws.folder,
+        threads: ws.store.threads,
+        checkpointer: ws.store.checkpointer,
+        blobs: ws.store.blobs,
+        manager: ws.manager,
+        config,
+        sandbox: () => this.workspaces.sandbox(ws),
+        bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
       },
+      { ...p, planMode: p.planMode ?? false, apiKey: (model) => this.session.apiKey(model.apiKeySource) },
+      { onCrash: (runId, err) => this.log.error(`Run ${runId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`) },
     );
+    const { admission, context, sandbox, done } = launched;
     const run = admission.run;
-    // The same idempotency key: the same run, never a second execution.
-    if (admission.existing) return { run_id: run.run_id, thread_id: run.thread_id, existing: true };
-    ws.store.threads.touch(p.threadId);
-    this.log.info(`Run ${run.run_id} started on thread ${p.threadId} (model ${model.name}, sandbox ${sandbox.kind}).`);
-    this.execute(ws, admission, context, sandbox);
+    if (!done) return { run_id: run.run_id, thread_id: run.thread_id, existing: true };
+    this.log.info(`Run ${run.run_id} started on thread ${p.threadId} (model ${context.model.name}, sandbox ${sandbox.kind}).`);
+    const tracked = done
+      .then((result) => this.announce(ws, run.run_id, result.errorCode))
+      .catch((err: unknown) => this.log.error(`Announcing the end of run ${run.run_id} failed: ${errorMessage(err)}`))
+      .finally(() => this.local.delete(run.run_id));
+    this.local.set(run.run_id, { ws, run, done: tracked });
     return { run_id: run.run_id, thread_id: run.thread_id, existing: false };
-  }
-
-  private execute(ws: OpenWorkspace, admission: Admission, ctx: RunContext, sandbox: SandboxChoice): void {
-    const { manager, store } = ws;
-    const runId = admission.run.run_id;
-    let errorCode: string | undefined;
-    const done = executeRun(
-      {
-        manager,
-        threads: store.threads,
-        checkpointer: store.checkpointer,
-        blobs: store.blobs,
-        sandboxProvider: sandbox.provider,
-        sandboxKind: sandbox.kind,
-        bashTimeoutMs: this.session.config.sandbox.bash_timeout_seconds * 1000,
-      },
-      admission,
-      ctx,
-    )
-      .then(
-        (result) => {
-          errorCode = result.errorCode;
-        },
-        (err: unknown) => {
-          // The worker failed outside the turn (building the agent, reading state): the run must
-          // still end, with the reason, rather than stay `running` while this process lives.
-          this.log.error(`Run ${runId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
-          const cur = manager.runs.get(runId);
-          if (cur) manager.finishAndEnd(cur, ACTIVE_STATUSES, "error", `The run failed: ${errorMessage(err)}`);
-        },
-      )
-      .then(() => this.announce(ws, runId, errorCode))
-      .catch((err: unknown) => this.log.error(`Announcing the end of run ${runId} failed: ${errorMessage(err)}`))
-      .finally(() => this.local.delete(runId));
-    this.local.set(runId, { ws, run: admission.run, done });
   }
 
   /** `runs/ended`, with needsUser when the run stopped on a clarification question. */
@@ -277,11 +221,8 @@ export class Runs {
   shutdownSync(): void {
     for (const { ws, run } of this.local.values()) {
       try {
-        ws.manager.runs.finish(run.run_id, ACTIVE_STATUSES, "interrupted", { error: SHUTDOWN_REASON });
         const cur = ws.manager.runs.get(run.run_id);
-        if (cur && cur.ended_at === null && (FINAL_STATUSES as readonly string[]).includes(cur.status)) {
-          ws.manager.journalEnd(cur, cur.status as FinalRunStatus, cur.error ?? SHUTDOWN_REASON);
-        }
+        if (cur && cur.ended_at === null) endRun(ws.manager, { runId: run.run_id, from: ACTIVE_STATUSES, status: "interrupted", error: SHUTDOWN_REASON });
       } catch (err) {
         this.log.warn(`Stopping run ${run.run_id} at shutdown failed: ${errorMessage(err)}`);
       }

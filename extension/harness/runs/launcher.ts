@@ -1,0 +1,138 @@
+/**
+ * The run launcher: the one way a run is started, whoever starts it — the CLI, the panel's
+ * server, the retry after a dev container approval, and later approval resumes, subagents and
+ * schedules. It does all the preparation a run needs, in one order, then `startRun` (the
+ * validation choke point) and the worker:
+ *
+ *   1. refuse what can be refused with nothing written: an unknown thread, an upload that is not
+ *      a readable file, an unknown model;
+ *   2. the thread row (when the entry point may create it), the sandbox, the thread folders and
+ *      the upload copy into `uploads` (what the model sees as /mnt/user-data/uploads);
+ *   3. `startRun` (whitelist, scrubbing, server-side context, atomic admission);
+ *   4. the worker, whose ending — even a failure outside the turn — is recorded by ending.ts.
+ *
+ * An entry point supplies only what is its own: where the sandbox comes from, the API key, and
+ * what to do once the run is admitted (print it, announce it). It never prepares a run itself.
+ */
+import { statSync } from "node:fs";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { HarnessConfig } from "../config/harnessConfig.js";
+import { resolveModel } from "../models/factory.js";
+import type { ResolvedModel } from "../models/factory.js";
+import { HarnessError, errorMessage } from "../errors.js";
+import type { BlobStore } from "../store/blobs.js";
+import type { ThreadStore } from "../store/threads.js";
+import type { RunRecord } from "../store/runs.js";
+import { ACTIVE_STATUSES } from "../store/runs.js";
+import type { SandboxProvider } from "../sandbox/provider.js";
+import type { UploadedFile } from "../state/threadState.js";
+import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
+import { copyUploads } from "../threads/uploads.js";
+import { startRun } from "./gateway.js";
+import type { RunContext, StartRunRequest } from "./gateway.js";
+import type { Admission, RunManager } from "./manager.js";
+import { executeRun } from "./worker.js";
+import type { WorkerResult } from "./worker.js";
+import { endRun } from "./ending.js";
+
+export interface LaunchSandbox {
+  provider: SandboxProvider;
+  kind: "local" | "devcontainer";
+  /** The operator allowed host commands (CLI flag or setting) — never the client. */
+  allowHostCommands: boolean;
+}
+
+export interface LaunchServices {
+  workspaceFolder: string;
+  threads: ThreadStore;
+  checkpointer: BaseCheckpointSaver;
+  blobs: BlobStore;
+  manager: RunManager;
+  config: HarnessConfig;
+  /** The run's sandbox, asked once the request passed its checks and before admission. */
+  sandbox: () => LaunchSandbox;
+  bashTimeoutMs?: number;
+}
+
+export interface LaunchRequest extends Omit<StartRunRequest, "files" | "apiKey"> {
+  /** Host files to copy into the thread's uploads folder. */
+  uploads?: readonly string[];
+  /** Files already in the uploads folder (a retried run's). */
+  files?: UploadedFile[];
+  /** Create the thread row when it does not exist (the CLI's `--thread` of a new thread). */
+  createThread?: boolean;
+  /** The model's key, known only once the model is resolved (the panel's stored keys). */
+  apiKey?: string | ((model: ResolvedModel) => string | undefined);
+}
+
+export interface Launched {
+  admission: Admission;
+  context: RunContext;
+  sandbox: LaunchSandbox;
+  /** The run's execution; undefined when the idempotency key matched an earlier run. Never rejects. */
+  done?: Promise<WorkerResult>;
+}
+
+export interface LaunchHooks {
+  /** Called once the run is admitted, before the worker emits anything (subscribe here). */
+  onAdmitted?: (run: RunRecord) => void;
+  /** The worker threw outside the turn (a bug): for the entry point's log; the run is ended anyway. */
+  onCrash?: (runId: string, err: unknown) => void;
+}
+
+export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHooks = {}): Launched {
+  // 1. Everything that can be refused is refused before anything is written or copied.
+  validateThreadId(req.threadId);
+  if (!req.createThread && !s.threads.get(req.threadId)) {
+    throw new HarnessError("thread_not_found", `No thread ${req.threadId} in this workspace.`);
+  }
+  for (const f of req.uploads ?? []) {
+    let isFile = false;
+    try {
+      isFile = statSync(f).isFile();
+    } catch {
+      /* reported below */
+    }
+    if (!isFile) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
+  }
+  const model = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
+
+  // 2. Preparation.
+  if (req.createThread && !s.threads.get(req.threadId)) s.threads.create({ threadId: req.threadId, workspaceFolder: s.workspaceFolder });
+  const sandbox = s.sandbox();
+  const files = [...(req.files ?? []), ...copyUploads(ensureThreadDirs(s.workspaceFolder, req.threadId), req.uploads ?? [])];
+  const apiKey = typeof req.apiKey === "function" ? req.apiKey(model) : req.apiKey;
+
+  // 3. The choke point.
+  const { uploads: _u, createThread: _c, apiKey: _k, files: _f, ...rest } = req;
+  const { admission, context } = startRun(
+    { workspaceFolder: s.workspaceFolder, threads: s.threads, manager: s.manager, config: s.config, allowHostCommands: sandbox.allowHostCommands },
+    { ...rest, files, ...(apiKey ? { apiKey } : {}) },
+  );
+  // The same idempotency key: the same run, never a second execution.
+  if (admission.existing) return { admission, context, sandbox };
+  s.threads.touch(req.threadId);
+  hooks.onAdmitted?.(admission.run);
+
+  // 4. The worker. A failure it did not catch still ends the run (never left `running`).
+  const runId = admission.run.run_id;
+  const done = executeRun(
+    {
+      manager: s.manager,
+      threads: s.threads,
+      checkpointer: s.checkpointer,
+      blobs: s.blobs,
+      sandboxProvider: sandbox.provider,
+      sandboxKind: sandbox.kind,
+      ...(s.bashTimeoutMs !== undefined ? { bashTimeoutMs: s.bashTimeoutMs } : {}),
+    },
+    admission,
+    context,
+  ).catch((err: unknown): WorkerResult => {
+    hooks.onCrash?.(runId, err);
+    const message = `The run failed: ${errorMessage(err)}`;
+    const ended = endRun(s.manager, { runId, from: ACTIVE_STATUSES, status: "error", error: message });
+    return { status: ended?.status ?? "error", error: ended?.error ?? message };
+  });
+  return { admission, context, sandbox, done };
+}
