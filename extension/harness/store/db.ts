@@ -47,6 +47,10 @@ export function openDatabase(file: string, options: { migrations?: readonly Migr
     // last commits, which a checkpoint-resumable run tolerates.
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
+    // FAST: a row's old content is zeroed where its page is written anyway (no extra I/O), so a
+    // run row's earlier versions or a finished run's index entries do not linger in the file
+    // after their thread is deleted (deleteThread.ts turns it fully on for the delete itself).
+    db.exec("PRAGMA secure_delete = FAST");
     migrate(db, options.migrations ?? migrations);
     return db;
   } catch (err) {

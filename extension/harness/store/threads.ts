@@ -1,7 +1,7 @@
 /**
  * Thread rows: the long-lived conversations of one workspace folder. A thread's LangGraph state
- * lives in the checkpointer under the same thread_id; `delete` removes both (the caller passes
- * the saver) so no orphaned checkpoints survive a deleted thread.
+ * lives in the checkpointer under the same thread_id, its runs and journal beside it; deleting a
+ * thread removes all of them at once, in deleteThread.ts (not here, so there is one way to do it).
  */
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
@@ -37,8 +37,6 @@ export interface ThreadStore {
   rename(threadId: string, title: string | null): ThreadRecord;
   /** bumps updated_at (a run started or ended on the thread) */
   touch(threadId: string, at?: number): void;
-  /** deletes the row and, when given, the thread's checkpoints; false if it did not exist */
-  delete(threadId: string, checkpointer?: { deleteThread(threadId: string): Promise<void> }): Promise<boolean>;
 }
 
 function toRecord(row: ThreadRow): ThreadRecord {
@@ -74,7 +72,6 @@ export function createThreadStore(db: Db, opts: { workspaceFolder: string; now?:
   const setTitle = db.prepare("UPDATE threads SET title = ?, updated_at = ? WHERE thread_id = ? AND workspace_folder = ?");
   // max(): touch never moves updated_at backwards (two runs ending out of order).
   const bump = db.prepare("UPDATE threads SET updated_at = max(updated_at, ?) WHERE thread_id = ? AND workspace_folder = ?");
-  const remove = db.prepare("DELETE FROM threads WHERE thread_id = ? AND workspace_folder = ?");
 
   const must = (threadId: string): ThreadRecord => {
     const row = select.get(threadId, folder);
@@ -111,11 +108,6 @@ export function createThreadStore(db: Db, opts: { workspaceFolder: string; now?:
     },
     touch(threadId, at = now()) {
       if (bump.run(at, threadId, folder).changes === 0) must(threadId);
-    },
-    async delete(threadId, checkpointer) {
-      // Checkpoints first: if that fails the thread row still exists and the delete can be retried.
-      await checkpointer?.deleteThread(threadId);
-      return remove.run(threadId, folder).changes > 0;
     },
   };
 }

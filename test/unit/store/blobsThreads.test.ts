@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { openWorkspaceStore, type WorkspaceStore } from "../../../extension/harness/store/db.js";
 import { HarnessError } from "../../../extension/harness/errors.js";
+import { deleteThread } from "../../../extension/harness/store/deleteThread.js";
 import { emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 
 let dir: string;
@@ -68,9 +69,9 @@ describe("threads", () => {
     const cfg = { configurable: { thread_id: "a" } };
     await store.checkpointer.put(cfg, emptyCheckpoint(), { source: "input", step: -1, parents: {} }, {});
     assert.ok(await store.checkpointer.getTuple(cfg));
-    assert.equal(await threads.delete("a", store.checkpointer), true);
+    assert.equal((await deleteThread(store, "a")).threadId, "a");
     assert.equal(threads.get("a"), undefined);
     assert.equal(await store.checkpointer.getTuple(cfg), undefined);
-    assert.equal(await threads.delete("a"), false);
+    await assert.rejects(deleteThread(store, "a"), (e) => e instanceof HarnessError && e.code === "thread_not_found");
   });
 });
