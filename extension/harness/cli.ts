@@ -10,6 +10,7 @@ import { UsageError } from "./cli/args.js";
 import { HarnessError } from "./errors.js";
 import { cancelCommand, eventsCommand, runsCommand } from "./cli/runs.js";
 import { devcontainerCommand } from "./cli/devcontainer.js";
+import { deleteCommand } from "./cli/delete.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
@@ -24,6 +25,9 @@ const USAGE = `Usage:
   deerflow events  --workspace DIR --thread ID [--after SEQ] [--data-dir DIR]
   deerflow runs    --workspace DIR --thread ID [--data-dir DIR]
   deerflow cancel  --workspace DIR --run ID [--data-dir DIR]
+  deerflow delete  --workspace DIR --thread ID [--data-dir DIR]
+                   Removes the thread: its messages, runs, events, the viewed images no other
+                   thread uses, and its .deerflow/threads/ID folder. Refused while a run is active.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
                    A folder's dev container is brought up only with a configuration you
@@ -47,6 +51,8 @@ async function main(argv: string[]): Promise<number> {
       return runsCommand(rest);
     case "cancel":
       return cancelCommand(rest);
+    case "delete":
+      return deleteCommand(rest);
     case "devcontainer":
       return devcontainerCommand(rest);
     case "help":
