@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startModelServer, type ModelServer, type ScriptedReply } from "../fixtures/modelServer.js";
+import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
 import { runCli, sandboxDirs, tempDir } from "./helpers/cli.js";
 import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 
@@ -277,6 +278,44 @@ test("view_image → images/get serves the bytes; images/clear empties viewed_im
     const sent = JSON.stringify(next.requests()[0]!.body!.messages);
     assert.ok(!sent.includes("image_url"), "the next run carries no image");
     assert.deepEqual((await h.request("threads/state", { workspaceFolder: workspace, threadId: r.threadId })).messages.length, 6);
+  } finally {
+    await h.close();
+  }
+});
+
+test("threads/delete (the panel's delete) stops the thread's run, then removes its rows, its viewed image and its folder", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const h = await initialized(dataDir);
+  try {
+    const src = join(tempDir("upload"), "diagram.png");
+    writeFileSync(src, PNG);
+    const viewed = [{ toolCalls: [{ name: "view_image", args: { image_path: "/mnt/user-data/uploads/diagram.png" } }] }, { content: "A diagram." }];
+    const r = await run(h, workspace, viewed, { files: [src] });
+    const { sha256 } = (await h.request("threads/state", { workspaceFolder: workspace, threadId: r.threadId })).viewed_images[0]!;
+    const folder = join(workspace, ".deerflow", "threads", r.threadId);
+    assert.ok(existsSync(join(folder, "uploads", "diagram.png")));
+    model.setScript([{ hang: true }]);
+    const first = model.requests.length;
+    const started = await h.request("runs/start", { workspaceFolder: workspace, threadId: r.threadId, prompt: "wait forever" });
+    await model.waitForRequests(first + 1);
+
+    assert.deepEqual(await h.request("threads/delete", { workspaceFolder: workspace, threadId: r.threadId }), { deleted: true });
+
+    assert.equal((await h.waitNote("runs/ended", (p) => p.runId === started.run_id)).status, "interrupted");
+    assert.deepEqual(await h.request("threads/list", { workspaceFolder: workspace }), []);
+    assert.equal(await h.request("images/get", { workspaceFolder: workspace, sha256 }), null, "no other thread viewed it");
+    assert.equal(existsSync(folder), false);
+    const key = readdirSync(join(dataDir, "workspaces"))[0]!;
+    const db = storageDriver().open(join(dataDir, "workspaces", key, "harness.db"));
+    try {
+      for (const { name } of db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all()) {
+        const rows = db.prepare<[], Record<string, unknown>>(`SELECT * FROM "${name}"`).all();
+        const holds = rows.some((row) => Object.values(row).some((v) => (Buffer.isBuffer(v) ? v : Buffer.from(String(v as string | number | null))).includes(r.threadId)));
+        assert.equal(holds, false, `table ${name} holds the deleted thread`);
+      }
+    } finally {
+      db.close();
+    }
   } finally {
     await h.close();
   }

@@ -7,6 +7,7 @@ import type { Connection } from "vscode-languageserver/node.js";
 import type { z } from "zod";
 import type { HostRequest, RequestParams, RequestResult } from "../../protocol/rpc.js";
 import { describeStorageDriver, storageDriver } from "../store/sqlite/open.js";
+import { deleteThread } from "../store/deleteThread.js";
 import { HarnessError } from "../errors.js";
 import type { Logger } from "./logger.js";
 import { parseParams, toResponseError } from "./rpcErrors.js";
@@ -66,9 +67,18 @@ export function handlers(s: HarnessServices): Handlers {
     "threads/delete": async (p) => {
       const ws = workspaces.get(p.workspaceFolder);
       if (!ws.store.threads.get(p.threadId)) return { deleted: false };
-      // A run writing into a deleted thread would recreate checkpoints: stop it first.
+      // The panel's confirmation says a run in progress is stopped: stop it, then delete (which
+      // refuses, thread_busy, if another run was admitted meanwhile).
       await runs.stopThreadRuns(ws, p.threadId);
-      return { deleted: await ws.store.threads.delete(p.threadId, ws.store.checkpointer) };
+      // A clear of its viewed images writes a checkpoint after an await: it would recreate rows.
+      if (ws.clearing.has(p.threadId)) {
+        throw new HarnessError("thread_busy", `Thread ${p.threadId} is busy: its viewed images are being cleared. Delete it when that has finished.`);
+      }
+      const deleted = await deleteThread(ws.store, p.threadId);
+      if (deleted.folder === "not_followed") {
+        s.log.warn(`Thread ${p.threadId} deleted; its folder was left alone: .deerflow or .deerflow/threads in ${ws.folder} is not a real folder.`);
+      }
+      return { deleted: true };
     },
     "threads/state": (p) => readStateView(workspaces.get(p.workspaceFolder), p.threadId),
     "runs/start": (p) => runs.start(p),

@@ -106,9 +106,15 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   }
 
   private async deleteThread(threadId: string): Promise<void> {
+    // Says exactly what the harness's deleteThread (store/deleteThread.ts) removes.
     const answer = await vscode.window.showWarningMessage(
-      "Delete this DeerFlow thread? Its messages and run history are removed; files in the workspace stay.",
-      { modal: true },
+      "Delete this DeerFlow thread?",
+      {
+        modal: true,
+        detail:
+          `Its messages, run history and viewed images (those no other thread uses) are removed, and so is its folder .deerflow/threads/${threadId} ` +
+          "with its uploads and outputs. A run in progress is stopped first. Other files in the workspace stay.",
+      },
       "Delete",
     );
     if (answer === "Delete") await this.session.deleteThread(threadId);
