@@ -144,3 +144,28 @@ test("DynamicContext: the date is a hidden message of each request, not in the s
   assert.deepEqual((s.messages as Array<{ type: string }>).map((m) => m.type), ["human", "ai", "human", "ai"]);
   assert.ok(!JSON.stringify(s.messages).includes("current_date"), "the reminder is never stored");
 });
+
+test("LoopDetection counts per thread: repeats in a second CLI run continue the first run's count, warn, then force-stop with stop_reason loop_capped", async () => {
+  const dirs = sandboxDirs();
+  const same = { name: "ls", args: { description: "look again", path: "/mnt/user-data/workspace" } };
+  const r1 = await run(dirs, [{ toolCalls: [same] }, { toolCalls: [same] }, { content: "Nothing there yet." }], "check the workspace");
+  assert.equal(r1.code, 0, r1.stderr);
+  assert.ok(!r1.requests.some((req) => chat(req).some((m) => m.name === "loop_warning")), "two repeats: no warning yet");
+
+  const r2 = await run(dirs, [{ toolCalls: [same] }, { toolCalls: [same] }, { content: "still looking", toolCalls: [same] }], "continue", ["--thread", r1.threadId]);
+  assert.equal(r2.code, 0, r2.stderr + r2.stdout.slice(-2000));
+  // 3rd identical set overall (1st of this run) → the warning rides on this run's next request.
+  const warned = r2.requests.map((req) => chat(req).filter((m) => m.name === "loop_warning").length);
+  assert.deepEqual(warned, [0, 1, 0]);
+  assert.match(textOf(chat(r2.requests[1]!).at(-1)), /^\[LOOP DETECTED\] You are repeating the same tool calls/);
+  // 5th overall (3rd of this run) → forced stop: no tool runs, the answer ends the run.
+  assert.equal(r2.requests.length, 3);
+  assert.equal(r2.end!.data.status, "success");
+  assert.equal(r2.end!.data.stop_reason, "loop_capped");
+  const s2 = await state(dirs, r1.threadId);
+  const last = (s2.messages as Array<Record<string, any>>).at(-1)!;
+  assert.equal(last.type, "ai");
+  assert.deepEqual(last.tool_calls ?? [], []);
+  assert.equal(last.content, "still looking\n\n[FORCED STOP] Repeated tool calls exceeded the safety limit. Producing final answer with results collected so far.");
+  assert.ok(!JSON.stringify(s2.messages).includes("loop_warning"), "the warning is request-only");
+});

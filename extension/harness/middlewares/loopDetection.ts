@@ -14,15 +14,21 @@
  *   With no tool calls left the agent loop ends with that answer.
  * - Per-tool frequency (window 50): warn at 30 calls of one tool, stop at 50; overrides per tool.
  *
- * History lives in this middleware instance (DeerFlow keeps an LRU of 100 threads on a shared
- * instance). We build the agent per run, so detection is per run here, which is what the
- * thresholds are about: a run that loops. Not ported: the `loop_capped` stop reason (no run-store
- * consumer yet).
+ * Counts are per thread, as DeerFlow's: a model that repeats the same calls across the user's
+ * "continue" messages is still looping. DeerFlow keeps the windows in a shared instance (an LRU of
+ * 100 threads); we build the agent per run, so they live in a private state channel,
+ * `_loop_detection`, replaced whole on each change and checkpointed with the thread: they survive
+ * runs, harness restarts and other processes, and a thread's windows go with the thread (no LRU,
+ * so `maxTrackedThreads` is unused). Queued warnings stay per run (in the instance): DeerFlow drops
+ * another run's pending warnings in `before_agent`. A forced stop stamps `stop_reason:
+ * "loop_capped"` on the answer, which the run's `end` carries.
  */
 import { createMiddleware } from "langchain";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { createHash } from "node:crypto";
+import { StateSchema } from "@langchain/langgraph";
+import { z } from "zod";
 
 export interface LoopDetectionOptions {
   warnThreshold: number;
@@ -44,6 +50,7 @@ export const DEFAULT_LOOP_DETECTION: LoopDetectionOptions = {
   toolFreqOverrides: {},
 };
 
+export const LOOP_CAPPED = "loop_capped";
 export const LOOP_WARNING =
   "[LOOP DETECTED] You are repeating the same tool calls. Stop calling tools and produce your final answer now. If you cannot complete the task, summarize what you accomplished so far.";
 export const HARD_STOP =
@@ -113,13 +120,30 @@ export function hashToolCalls(calls: ReadonlyArray<{ name?: string; args?: unkno
   return createHash("md5").update(stableJson(normalized)).digest("hex").slice(0, 12);
 }
 
+/** The thread's detection windows, as checkpointed (sets as sorted arrays). */
+const loopTrack = z.object({
+  hashes: z.array(z.string()),
+  warned: z.array(z.string()),
+  names: z.array(z.string()),
+  freq_warned: z.array(z.string()),
+});
+type LoopTrack = z.infer<typeof loopTrack>;
+const loopState = new StateSchema({ _loop_detection: loopTrack.nullable().optional() });
+
 interface ThreadTrack {
   hashes: string[];
   warned: Set<string>;
   names: string[];
   freqWarned: Set<string>;
-  pending: string[];
 }
+
+const fromState = (t: LoopTrack | null | undefined): ThreadTrack => ({
+  hashes: [...(t?.hashes ?? [])],
+  warned: new Set(t?.warned ?? []),
+  names: [...(t?.names ?? [])],
+  freqWarned: new Set(t?.freq_warned ?? []),
+});
+const toState = (t: ThreadTrack): LoopTrack => ({ hashes: t.hashes, warned: [...t.warned].sort(), names: t.names, freq_warned: [...t.freqWarned].sort() });
 
 function appendText(content: AIMessage["content"], text: string): AIMessage["content"] {
   if (typeof content === "string") return `${content}\n\n${text}`;
@@ -131,6 +155,7 @@ function hardStopMessage(last: AIMessage, text: string): AIMessage {
   const kwargs: Record<string, unknown> = { ...last.additional_kwargs };
   delete kwargs.tool_calls;
   delete kwargs.function_call;
+  kwargs.stop_reason = LOOP_CAPPED;
   const meta: Record<string, unknown> = { ...last.response_metadata };
   // Set even when the provider sent none (a streamed message often has none): it is a final answer now.
   meta.finish_reason = "stop";
@@ -149,20 +174,8 @@ function hardStopMessage(last: AIMessage, text: string): AIMessage {
 export function loopDetectionMiddleware(options: Partial<LoopDetectionOptions> = {}) {
   const o: LoopDetectionOptions = { ...DEFAULT_LOOP_DETECTION, ...options };
   const freqWindow = Math.max(o.toolFreqHardLimit, ...Object.values(o.toolFreqOverrides).map(([, hard]) => hard));
-  const threads = new Map<string, ThreadTrack>();
-
-  const track = (threadId: string): ThreadTrack => {
-    let t = threads.get(threadId);
-    if (t) {
-      threads.delete(threadId); // LRU: move to the end
-    } else {
-      t = { hashes: [], warned: new Set(), names: [], freqWarned: new Set(), pending: [] };
-      while (threads.size >= o.maxTrackedThreads) threads.delete(threads.keys().next().value!);
-    }
-    threads.set(threadId, t);
-    return t;
-  };
-  const threadOf = (runtime: { configurable?: { thread_id?: string } }) => runtime.configurable?.thread_id ?? "default";
+  // This run's queued warnings (the agent, and so this instance, is built per run).
+  const pending: string[] = [];
 
   /** [message, hardStop] for the newest AIMessage's tool calls, or undefined. */
   const check = (t: ThreadTrack, calls: NonNullable<AIMessage["tool_calls"]>): [string, boolean] | undefined => {
@@ -197,31 +210,32 @@ export function loopDetectionMiddleware(options: Partial<LoopDetectionOptions> =
 
   return createMiddleware({
     name: "LoopDetectionMiddleware",
+    stateSchema: loopState,
     // A warning queued by a run that ended before its next model call must not leak into this one.
-    beforeAgent: (_state, runtime) => {
-      threads.get(threadOf(runtime))?.pending.splice(0);
+    beforeAgent: () => {
+      pending.splice(0);
       return undefined;
     },
-    afterModel: (state, runtime) => {
+    afterModel: (state) => {
       const last = state.messages.at(-1);
       if (!last || !AIMessage.isInstance(last) || !last.tool_calls?.length) return undefined;
-      const t = track(threadOf(runtime));
+      const t = fromState((state as { _loop_detection?: LoopTrack | null })._loop_detection);
       const found = check(t, last.tool_calls);
-      if (!found) return undefined;
+      const _loop_detection = toState(t);
+      if (!found) return { _loop_detection };
       const [text, hardStop] = found;
-      if (hardStop) return { messages: [hardStopMessage(last, text)] };
-      if (t.pending.length < MAX_PENDING_WARNINGS) t.pending.push(text);
-      return undefined;
+      if (hardStop) return { _loop_detection, messages: [hardStopMessage(last, text)] };
+      if (pending.length < MAX_PENDING_WARNINGS) pending.push(text);
+      return { _loop_detection };
     },
     wrapModelCall: (request, handler) => {
-      const t = threads.get(threadOf(request.runtime));
-      const pending = t?.pending.splice(0) ?? [];
-      if (pending.length === 0) return handler(request);
-      const warning: BaseMessage = new HumanMessage({ content: pending.join("\n\n"), name: "loop_warning" });
+      const queued = pending.splice(0);
+      if (queued.length === 0) return handler(request);
+      const warning: BaseMessage = new HumanMessage({ content: queued.join("\n\n"), name: "loop_warning" });
       return handler({ ...request, messages: [...request.messages, warning] });
     },
-    afterAgent: (_state, runtime) => {
-      threads.get(threadOf(runtime))?.pending.splice(0);
+    afterAgent: () => {
+      pending.splice(0);
       return undefined;
     },
   });
