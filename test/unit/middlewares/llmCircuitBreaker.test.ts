@@ -68,12 +68,8 @@ test("max_concurrent_calls: the second call to an endpoint starts only when the 
     await new Promise<void>((r) => (endFirst = r));
     log.push("first end");
   });
-  const second = withConcurrencyCap("http://d#m", undefined, async () => {
-    log.push("second start");
-  });
-  const other = withConcurrencyCap("http://e#m", undefined, async () => {
-    log.push("other endpoint");
-  });
+  const second = withConcurrencyCap("http://d#m", undefined, () => Promise.resolve(void log.push("second start")));
+  const other = withConcurrencyCap("http://e#m", undefined, () => Promise.resolve(void log.push("other endpoint")));
   await other;
   assert.deepEqual(log, ["first start", "other endpoint"]);
   endFirst();
@@ -83,7 +79,7 @@ test("max_concurrent_calls: the second call to an endpoint starts only when the 
   configureLlmCircuit({ maxConcurrentCalls: 0 });
   let release!: () => void;
   const held = withConcurrencyCap("http://d#m", undefined, () => new Promise<void>((r) => (release = r)));
-  await withConcurrencyCap("http://d#m", undefined, async () => log.push("uncapped"));
+  await withConcurrencyCap("http://d#m", undefined, () => Promise.resolve(log.push("uncapped")));
   release();
   await held;
   assert.equal(log.at(-1), "uncapped");
