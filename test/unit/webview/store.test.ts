@@ -252,14 +252,14 @@ test("a snapshot builds the same view as upserting its messages one by one", () 
   assert.deepEqual([...bulk.thread!.callOwner], [...one.thread!.callOwner]);
 });
 
-test("a 10,000-message snapshot is built in linear time", () => {
+test("a 10,000-message snapshot is built with every message and every tool call's owner", () => {
   const messages = Array.from({ length: 10_000 }, (_, i) =>
     (i % 2 ? ai(`a${i}`, "answer", i % 4 === 1 ? [{ id: `c${i}`, name: "bash", args: {} }] : undefined) : human(`h${i}`, "question")) as never);
-  const t0 = performance.now();
   const s = run(stateMsg({ messages }));
-  const ms = performance.now() - t0;
   assert.equal(s.thread?.messages.length, 10_000);
-  assert.ok(ms < 500, `took ${ms.toFixed(0)}ms`);
+  assert.equal(s.thread?.callOwner.size, 2_500);
+  // Its cost per message at 1,000 vs 10,000 messages (linear or not) is measured in
+  // test/bench/webviewModel.bench.ts, not asserted here.
 });
 
 test("reload mid-run: the snapshot plus a replay from before the active run rebuilds the streaming message once", () => {

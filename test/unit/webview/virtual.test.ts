@@ -7,7 +7,6 @@ const heightOf = (i: number): number => (i % 3 === 0 ? 40 : i % 3 === 1 ? 120 : 
 
 for (const n of [1_000, 10_000]) {
   test(`${n} rows: the window covers the viewport plus overscan and nothing more`, () => {
-    const t0 = performance.now();
     const offsets = buildOffsets(n, heightOf);
     const total = offsets[n]!;
     for (const scrollTop of [0, total / 3, total / 2, total - 600, total]) {
@@ -23,8 +22,7 @@ for (const n of [1_000, 10_000]) {
       // …and only a handful of rows are rendered (1,400px / 40px at most, plus the edges).
       assert.ok(w.end - w.start <= 1400 / 40 + 2, `rendered ${w.end - w.start}`);
     }
-    const elapsed = performance.now() - t0;
-    assert.ok(elapsed < 50, `geometry for ${n} rows took ${elapsed.toFixed(1)}ms`);
+    // How long this takes is measured in test/bench/webviewModel.bench.ts, not asserted here.
   });
 }
 
