@@ -3,7 +3,8 @@
  * journals every stream item, renews the lease, checks delivery, and records the final status.
  *
  * The final status is decided against the run store, not assumed: if a cancel (here or from
- * another process) moved the run to `interrupted` first, that is what `end` says.
+ * another process) moved the run to `interrupted` first, that is what `end` says. Every ending
+ * is recorded by ending.ts (status, receipt, `end`, lease), with this run's delivery facts.
  */
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BlobStore } from "../store/blobs.js";
@@ -11,7 +12,7 @@ import type { SandboxProvider } from "../sandbox/provider.js";
 import type { RunManager, Admission } from "./manager.js";
 import type { RunContext } from "./gateway.js";
 import { buildLeadAgent } from "../agent/leadAgent.js";
-import { createChatModel } from "../models/factory.js";
+import { createChatModel, thinkingFromContext } from "../models/factory.js";
 import { runTurn, RunAbort } from "./runTurn.js";
 import type { TurnResult } from "./runTurn.js";
 import type { ThreadStore } from "../store/threads.js";
@@ -78,7 +79,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
 
     const before = await snapshotOutputs(ctx.dirs, controller.signal);
     const agent = buildLeadAgent({
-      model: createChatModel(ctx.model, ctx.apiKey ? { apiKey: ctx.apiKey } : {}),
+      model: createChatModel(ctx.model, { ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}), ...thinkingFromContext(ctx.context) }),
       supportsVision: ctx.model.supportsVision,
       dirs: ctx.dirs,
       sandboxProvider: s.sandboxProvider,
