@@ -109,6 +109,27 @@ test("read-before-write: an unread existing file is refused with DeerFlow's erro
   assert.equal(readFileSync(notes, "utf8"), "edited by the user\n");
 });
 
+test("read-before-write: of two parallel appends on one read, exactly one lands (the gate and the write are one critical section)", async () => {
+  const dirs = sandboxDirs();
+  writeFileSync(join(dirs.workspace, "log.md"), "start\n");
+  const r = await run(dirs, [
+    { toolCalls: [{ name: "read_file", id: "r", args: { description: "read", path: `${WS}/log.md` } }] },
+    {
+      toolCalls: [
+        { name: "write_file", id: "a1", args: { description: "append", path: `${WS}/log.md`, content: "one\n", append: true } },
+        { name: "write_file", id: "a2", args: { description: "append", path: `${WS}/log.md`, content: "two\n", append: true } },
+      ],
+    },
+    { content: "Appended." },
+  ], "append twice");
+  assert.equal(r.code, 0, r.stderr);
+  const answers = chat(r.requests[2]!).filter((m) => m.role === "tool" && (m.tool_call_id === "a1" || m.tool_call_id === "a2")).map((m) => textOf(m));
+  assert.equal(answers.length, 2);
+  assert.deepEqual(answers.map((a) => (a === "OK" ? "OK" : /^Error: write_file blocked/.test(a) ? "blocked" : a)).sort(), ["OK", "blocked"]);
+  const content = readFileSync(join(dirs.workspace, "log.md"), "utf8");
+  assert.ok(content === "start\none\n" || content === "start\ntwo\n", content);
+});
+
 async function threadTitle(dirs: Dirs, threadId: string): Promise<string | null | undefined> {
   const r = await runCli(["threads", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir]);
   assert.equal(r.code, 0, r.stderr);
