@@ -26,6 +26,15 @@ export const ModelConfigZ = z.object({
   display_name: z.string().optional(),
   supports_vision: z.boolean().default(false),
   supports_thinking: z.boolean().default(false),
+  /** DeerFlow: `reasoning_effort` is sent only to models that declare it (models/thinking.ts). */
+  supports_reasoning_effort: z.boolean().default(false),
+  /** Sent as `reasoning_effort`; a run's context `reasoning_effort` overrides it. */
+  reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).optional(),
+  /** DeerFlow's kwargs while thinking is on/off (`extra_body` merged into the request body). */
+  when_thinking_enabled: z.record(z.string(), z.unknown()).optional(),
+  when_thinking_disabled: z.record(z.string(), z.unknown()).optional(),
+  /** DeerFlow's shortcut for `when_thinking_enabled.thinking`. */
+  thinking: z.record(z.string(), z.unknown()).optional(),
   max_tokens: z.number().int().positive().optional(),
   temperature: z.number().min(0).max(2).optional(),
 });

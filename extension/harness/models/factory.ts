@@ -9,6 +9,8 @@ import type { ChatOpenAIFields } from "@langchain/openai";
 import type { BaseMessageChunk } from "@langchain/core/messages";
 import { HarnessError } from "../errors.js";
 import type { HarnessConfig, ModelConfig } from "../config/harnessConfig.js";
+import { shapeThinking } from "./thinking.js";
+import type { ThinkingConfig } from "./thinking.js";
 
 export interface ResolvedModel {
   /** The configured name (or the model id for an ad-hoc model). */
@@ -18,6 +20,8 @@ export interface ResolvedModel {
   baseURL: string | undefined;
   supportsVision: boolean;
   supportsThinking: boolean;
+  /** DeerFlow's thinking / reasoning-effort settings (./thinking.ts); absent → none sent. */
+  thinking?: ThinkingConfig;
   maxTokens?: number;
   temperature?: number;
   /** Where the key comes from: an env var name, or "inline" for `--api-key`. Never the key itself. */
@@ -41,6 +45,7 @@ function envDefaultModel(env: NodeJS.ProcessEnv): ModelConfig | undefined {
     base_url: env.OPENAI_BASE_URL,
     supports_vision: true,
     supports_thinking: false,
+    supports_reasoning_effort: false,
   };
 }
 
@@ -79,6 +84,14 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
     baseURL: found.base_url ?? env.OPENAI_BASE_URL,
     supportsVision: found.supports_vision,
     supportsThinking: found.supports_thinking,
+    thinking: {
+      supportsThinking: found.supports_thinking,
+      supportsReasoningEffort: found.supports_reasoning_effort,
+      ...(found.reasoning_effort ? { reasoningEffort: found.reasoning_effort } : {}),
+      ...(found.when_thinking_enabled ? { whenThinkingEnabled: found.when_thinking_enabled } : {}),
+      ...(found.when_thinking_disabled ? { whenThinkingDisabled: found.when_thinking_disabled } : {}),
+      ...(found.thinking ? { thinking: found.thinking } : {}),
+    },
     ...(found.max_tokens !== undefined ? { maxTokens: found.max_tokens } : {}),
     ...(found.temperature !== undefined ? { temperature: found.temperature } : {}),
     apiKeySource: found.api_key_env ?? "OPENAI_API_KEY",
@@ -91,6 +104,10 @@ export interface ChatModelOptions {
   env?: NodeJS.ProcessEnv;
   /** Per-request timeout; DeerFlow streams with a 240 s chunk timeout. */
   timeoutMs?: number;
+  /** The run context's `thinking_enabled`; DeerFlow's lead agent defaults it to true. */
+  thinkingEnabled?: boolean;
+  /** The run context's `reasoning_effort` (overrides the model's). */
+  reasoningEffort?: string;
 }
 
 /**
@@ -120,6 +137,10 @@ export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions 
   const env = opts.env ?? process.env;
   // Local OpenAI-compatible servers often need no key, but the client insists on one.
   const apiKey = opts.apiKey ?? env[resolved.apiKeySource] ?? "no-key";
+  const shaped = resolved.thinking
+    ? shapeThinking(resolved.thinking, { thinkingEnabled: opts.thinkingEnabled ?? true, ...(opts.reasoningEffort ? { reasoningEffort: opts.reasoningEffort } : {}) })
+    : { body: {} };
+  const body = shaped.reasoningEffort ? { ...shaped.body, reasoning_effort: shaped.reasoningEffort } : shaped.body;
   const fields: ChatOpenAIFields = {
     model: resolved.model,
     apiKey,
@@ -130,6 +151,20 @@ export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions 
     timeout: opts.timeoutMs ?? 240_000,
     ...(resolved.maxTokens !== undefined ? { maxTokens: resolved.maxTokens } : {}),
     ...(resolved.temperature !== undefined ? { temperature: resolved.temperature } : {}),
+    // @langchain/openai turns `reasoning.effort` into `reasoning_effort` only for model ids it
+    // knows to be OpenAI reasoning models (o-series, gpt-5); OpenAI-compatible gateways (DeepSeek,
+    // Doubao, vLLM...) take the same body field, which DeerFlow's Python client sends for any model,
+    // so it also goes into the body directly.
+    ...(Object.keys(body).length > 0 ? { modelKwargs: body } : {}),
+    ...(shaped.reasoningEffort ? { reasoning: { effort: shaped.reasoningEffort as NonNullable<ChatOpenAIFields["reasoning"]>["effort"] } } : {}),
   };
   return new ChatOpenAI({ ...fields, completions: new AssistantDefaultCompletions(fields) });
+}
+
+/** The run context's thinking choices (DeerFlow's `thinking_enabled` / `reasoning_effort` context keys), typed. */
+export function thinkingFromContext(context: Record<string, unknown> | undefined): Pick<ChatModelOptions, "thinkingEnabled" | "reasoningEffort"> {
+  const out: Pick<ChatModelOptions, "thinkingEnabled" | "reasoningEffort"> = {};
+  if (typeof context?.thinking_enabled === "boolean") out.thinkingEnabled = context.thinking_enabled;
+  if (typeof context?.reasoning_effort === "string" && context.reasoning_effort) out.reasoningEffort = context.reasoning_effort;
+  return out;
 }
