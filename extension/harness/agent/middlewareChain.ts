@@ -8,24 +8,50 @@
  *   final tool result after ToolErrorHandling turned exceptions into error results, and
  *   Clarification, last, is the innermost tool wrapper and the first `afterModel`.
  *
- * Slots (DeerFlow numbering in brackets); a slot whose middleware is not ported yet is a comment:
- *   [1]  InputSanitization        — user text cannot inject framework tags (request-only)
- *   [2]  ToolOutputBudget         — oversized results saved under outputs, synopsis in context
- *   [4]  ThreadData               — thread_data + the thread's directories, before anything uses them
- *   [5]  Uploads                  — this message's uploads → uploaded_files + <current_uploads>
- *   [6]  Sandbox                  — (lazy acquisition lives in the sandbox tools; release at run end)
- *   [7]  DanglingToolCall         — every tool call answered before each model request (request-only)
- *   [8]  LLMErrorHandling         — retries with backoff, `llm_retry` events, readable final failure
- *   [10] SandboxAudit             — bash commands classified before they run: block / warn / pass
- *   [11] ReadBeforeWrite          — writes to an existing file need a read of its current version
- *   [13] ToolErrorHandling        — a throwing tool becomes an error ToolMessage; the run goes on
- *   [19] Todo (plan mode)         — write_todos + reminder when the list scrolled out of context
- *   [20] TokenUsage               — usage per model call and per run
- *   [21] Title                    — title after the first exchange, never regenerated
- *   [23] ViewImage (vision)       — viewed images injected into the next request only
- *   [26] SystemMessageCoalescing  — exactly one leading system message per request
- *   [28] LoopDetection            — repeated tool-call sets → warning, then forced stop
- *   [35] Clarification            — always last: ask_clarification ends the turn
+ * DeerFlow's lead chain, all 35 slots of reference §3.2 in its order, each "ported" (what it
+ * guarantees here) or "not yet" (why); only ported slots appear in the list below:
+ *   [1]  InputSanitization        ported  — user text cannot inject framework tags (request-only)
+ *   [2]  ToolOutputBudget         ported  — oversized results saved under outputs, synopsis in context
+ *   [3]  ToolResultSanitization   not yet — it neutralises tags in remote-content tool results; we
+ *                                           have no web/MCP tools whose results need it
+ *   [4]  ThreadData               ported  — thread_data + the thread's directories, before anything uses them
+ *   [5]  Uploads                  ported  — this message's uploads → uploaded_files + <current_uploads>
+ *   [6]  Sandbox                  ported, not as a middleware — lazy acquisition lives in the sandbox
+ *                                           tools, release at run end (runs/runTurn.ts)
+ *   [7]  DanglingToolCall         ported  — every tool call answered before each model request (request-only)
+ *   [8]  LLMErrorHandling         ported  — retries with backoff, `llm_retry` events, readable final
+ *                                           failure; the circuit breaker beside it (llmCircuitBreaker.ts)
+ *   [9]  Authorization/Guardrail  not yet — no guardrail provider; host commands are gated by
+ *                                           deerflow.allowHostCommands and workspace trust instead
+ *   [10] SandboxAudit             ported  — bash commands classified before they run: block / warn / pass
+ *   [11] ReadBeforeWrite          ported  — writes to an existing file need a read of its current version
+ *   [12] ToolProgress             not yet — optional in DeerFlow (off by default)
+ *   [13] ToolErrorHandling        ported  — a throwing tool becomes an error ToolMessage; the run goes on
+ *   [14] DynamicContext           ported  — the date as a hidden per-request message, never in the
+ *                                           system prompt (request-only here; DeerFlow persists it)
+ *   [15] SkillActivation          not yet — no skills subsystem
+ *   [16] SkillToolPolicy          not yet — no skills subsystem
+ *   [17] DurableContext           not yet — it carries delegations/skill context across summarization;
+ *                                           we have neither summarization nor subagents
+ *   [18] Summarization            not yet — off by default in DeerFlow's schema; no summary model wiring
+ *   [19] Todo (plan mode)         ported  — write_todos + reminder when the list scrolled out of context
+ *   [20] TokenUsage               ported  — usage per model call and per run
+ *   [21] Title                    ported  — title after the first exchange, never regenerated
+ *   [22] Memory                   not yet — no memory subsystem
+ *   [23] ViewImage (vision)       ported  — viewed images injected into the next request only
+ *   [24] McpRouting               not yet — no MCP tools
+ *   [25] DeferredToolFilter       not yet — no deferred (MCP) tools
+ *   [26] SystemMessageCoalescing  ported  — exactly one leading system message per request
+ *   [27] SubagentLimit            not yet — no `task` tool / subagents
+ *   [28] LoopDetection            ported  — repeated tool-call sets per thread → warning, then forced stop
+ *   [29] TokenBudget              not yet — off by default in DeerFlow; no budget configuration yet
+ *   [30] custom middlewares       not yet — no programmatic extension point
+ *   [31] extension middlewares    not yet — no `extensions.middlewares` configuration
+ *   [32] TerminalResponse         ported  — an empty answer after tool use: one hidden retry, then a
+ *                                           visible failure
+ *   [33] ModelLengthFinishReason  ported  — a length-capped answer ends with stop_reason model_length_capped
+ *   [34] SafetyFinishReason       ported  — a content-filtered reply's tool calls are stripped, never run
+ *   [35] Clarification            ported  — always last: ask_clarification ends the turn
  */
 import type { AgentMiddleware } from "langchain";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
