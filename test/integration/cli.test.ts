@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
 import { startModelServer } from "../fixtures/modelServer.js";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
+import { chat, textOf } from "../fixtures/requests.js";
 import { runCli, sandboxDirs, tempDir, useModelServer } from "./helpers/cli.js";
 
 const server = useModelServer();
@@ -230,7 +231,7 @@ test("a thread resumes in a new process with its whole history", async () => {
   assert.equal(r1.code, 0, r1.stderr);
   const r2 = await run(dirs, [{ content: "Second answer." }], ["--thread", r1.threadId], "second question");
   assert.equal(r2.code, 0, r2.stderr);
-  const sent = (r2.requests[0]!.body!.messages as any[]).filter((m) => m.role !== "system").map((m) => [m.role, String(m.content)]);
+  const sent = chat(r2.requests[0]!).map((m) => [m.role, textOf(m)]);
   assert.deepEqual(sent.map(([role]) => role), ["user", "assistant", "user"]);
   assert.match(sent[0]![1], /first question/);
   assert.equal(sent[1]![1], "First answer.");
@@ -310,8 +311,8 @@ test("a dead model endpoint ends the run `error` with a readable reason, and the
   assert.ok(r.lines.some((l) => l.event === "error"));
   const again = await run(dirs, [{ content: "Back." }], ["--thread", end.data.thread_id]);
   assert.equal(again.code, 0, again.stderr);
-  const roles = (again.requests[0]!.body!.messages as any[]).map((m) => m.role);
-  assert.deepEqual(roles, ["system", "user", "user"], "the failed turn's question is kept, nothing half-written");
+  const roles = chat(again.requests[0]!).map((m) => m.role);
+  assert.deepEqual(roles, ["user", "user"], "the failed turn's question is kept, nothing half-written");
 });
 
 test("the thread row carries the title after the first exchange; a clarification stop says so in `end`", async () => {
