@@ -231,7 +231,7 @@ test("a thread resumes in a new process with its whole history", async () => {
   assert.equal(r1.code, 0, r1.stderr);
   const r2 = await run(dirs, [{ content: "Second answer." }], ["--thread", r1.threadId], "second question");
   assert.equal(r2.code, 0, r2.stderr);
-  const sent = chat(r2.requests[0]!).map((m) => [m.role, textOf(m)]);
+  const sent = chat(r2.requests[0]!).map((m) => [m.role, textOf(m)] as const);
   assert.deepEqual(sent.map(([role]) => role), ["user", "assistant", "user"]);
   assert.match(sent[0]![1], /first question/);
   assert.equal(sent[1]![1], "First answer.");
