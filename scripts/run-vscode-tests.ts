@@ -19,6 +19,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { format } from "node:util";
 import { startModelServer } from "../test/fixtures/modelServer.js";
+import { hostModelScript } from "../test/vscode/hostModelScript.js";
 import { launchCodeServer, repoRoot } from "../test/vscode/launch.js";
 import { CODE_SERVERS, selectedCodeServers } from "../test/vscode/codeServers.js";
 import type { CodeServerVersion } from "../test/vscode/codeServers.js";
@@ -33,13 +34,7 @@ for (const f of [join(repoRoot, "dist", "extension.cjs"), join(repoRoot, "dist",
   }
 }
 
-// A prompt with HANG gets no answer until the run is cancelled (the cancel test); others a greeting.
-const model = await startModelServer({
-  script: (request) => {
-    const lastUser = [...(request.body?.messages ?? [])].reverse().find((m) => m.role === "user");
-    return JSON.stringify(lastUser?.content ?? "").includes("HANG") ? { hang: true } : { content: "Hello from the scripted model." };
-  },
-});
+const model = await startModelServer({ script: hostModelScript });
 const blocks: string[] = [];
 let passed = 0;
 let failed = 0;

@@ -206,6 +206,7 @@ export function registerCommands(ctx: Ctx): void {
           return await run(...args);
         } catch (err) {
           ctx.log.error(`${id}: ${errorText(err)}`);
+          ctx.commandErrors.fire({ command: id, message: errorText(err) });
           void vscode.window.showErrorMessage(`DeerFlow: ${errorText(err)}`);
           return undefined;
         }

@@ -15,6 +15,11 @@ import { ApiKeys } from "./secrets.js";
 import { apiKeyNames, modelChoices, readSettings } from "./settings.js";
 import type { HarnessSettings } from "../protocol/rpc.js";
 
+export interface CommandError {
+  command: string;
+  message: string;
+}
+
 export interface Ctx {
   readonly extension: vscode.ExtensionContext;
   readonly log: vscode.LogOutputChannel;
@@ -25,6 +30,11 @@ export interface Ctx {
   readonly panel: PanelProvider;
   /** "Show Config" / "Allow" when a dev container configuration is not approved yet. */
   readonly approvals: DevContainerApprovals;
+  /**
+   * A command failed: registerCommands shows and logs it, and returns undefined to its caller
+   * (VS Code would add a second, generic toast if it threw). Tests fail on it.
+   */
+  readonly commandErrors: vscode.EventEmitter<CommandError>;
   /** Current settings (read afresh; cheap). */
   settings(): HarnessSettings;
   /** Why sandbox commands are off for `folder`, if they are. */
@@ -65,7 +75,8 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   const panel = own(new PanelProvider(extension.extensionUri, session, log));
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
   const approvals = new DevContainerApprovals(harness, log);
-  return { extension, log, harness, keys, runs, session, panel, approvals, settings, restriction };
+  const commandErrors = own(new vscode.EventEmitter<CommandError>());
+  return { extension, log, harness, keys, runs, session, panel, approvals, commandErrors, settings, restriction };
 }
 
 /**

@@ -5,9 +5,10 @@
  */
 import * as vscode from "vscode";
 import { registerCommands } from "./commands.js";
-import { createCtx, type Ctx } from "./context.js";
+import { createCtx, type CommandError, type Ctx } from "./context.js";
 import { errorText, type HarnessClient } from "./harnessClient.js";
 import { registerRunNotifications, registerSandboxProgress } from "./notifications.js";
+import type { PanelProvider } from "./panel/provider.js";
 import type { ThreadSession } from "./panel/threadSession.js";
 import { affectsSettings, readSettings } from "./settings.js";
 import { createRunStatusItem } from "./statusBar.js";
@@ -21,6 +22,10 @@ export interface DeerFlowTestApi {
   storedState(): string;
   logUri: vscode.Uri;
   log: vscode.LogOutputChannel;
+  /** The panel: whether it is on screen and loaded, and its actions' failures. */
+  panel: Pick<PanelProvider, "visible" | "ready" | "onDidBecomeReady" | "onDidFail">;
+  /** A command failed (it was shown and logged, and returned undefined to its caller). */
+  onCommandError: vscode.Event<CommandError>;
 }
 
 let current: Ctx | undefined;
@@ -110,5 +115,7 @@ function testApi(ctx: Ctx): DeerFlowTestApi {
     storedState: () => JSON.stringify({ global: dump(ctx.extension.globalState), workspace: dump(ctx.extension.workspaceState) }),
     logUri: ctx.extension.logUri,
     log: ctx.log,
+    panel: ctx.panel,
+    onCommandError: ctx.commandErrors.event,
   };
 }

@@ -17,6 +17,14 @@ export const PANEL_VIEW_ID = "deerflow.panel";
 export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
   private viewDisposables: vscode.Disposable[] = [];
+  /** The current view's document was answered its `ready` and has not been hidden since. */
+  private loaded = false;
+  private readonly readyEmitter = new vscode.EventEmitter<void>();
+  /** The view's document said `ready` and was answered (threads, status, the shown thread). */
+  readonly onDidBecomeReady = this.readyEmitter.event;
+  private readonly failEmitter = new vscode.EventEmitter<string>();
+  /** A panel message's action failed (shown in the panel and logged); its message. */
+  readonly onDidFail = this.failEmitter.event;
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -26,6 +34,11 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
 
   get visible(): boolean {
     return this.view?.visible ?? false;
+  }
+
+  /** Visible, and its document loaded and was answered (see onDidBecomeReady). */
+  get ready(): boolean {
+    return this.loaded && this.visible;
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -43,12 +56,27 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
           this.log.warn(parsed.error);
           return;
         }
-        if (parsed.message.type === "ready") this.session.attach(post);
-        void this.session.guard(() => this.dispatch(parsed.message));
+        const msg = parsed.message;
+        if (msg.type === "ready") this.session.attach(post);
+        void this.session.guard(async () => {
+          try {
+            await this.dispatch(msg);
+          } catch (err) {
+            this.failEmitter.fire(err instanceof Error ? err.message : String(err));
+            throw err; // the session's guard logs it and shows it in the panel
+          }
+          if (msg.type === "ready") {
+            this.loaded = true;
+            this.readyEmitter.fire();
+          }
+        });
       }),
       view.onDidChangeVisibility(() => {
         // Hidden: the webview's document is gone; it sends `ready` again when shown.
-        if (!view.visible) this.session.detach();
+        if (!view.visible) {
+          this.loaded = false;
+          this.session.detach();
+        }
       }),
       view.onDidDispose(() => {
         if (this.view === view) {
@@ -129,10 +157,13 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   }
 
   private disposeView(): void {
+    this.loaded = false;
     for (const d of this.viewDisposables.splice(0)) d.dispose();
   }
 
   dispose(): void {
     this.disposeView();
+    this.readyEmitter.dispose();
+    this.failEmitter.dispose();
   }
 }

@@ -39,3 +39,36 @@ export async function harnessReady(api: DeerFlowTestApi): Promise<number> {
   if (api.harness.process) return api.harness.process.pid;
   return (await next(api.harness.onDidStart, () => true, "the harness to start", 60_000)).pid;
 }
+
+/**
+ * Runs `fn` and rejects if DeerFlow reported a failure meanwhile: a command's (registerCommands
+ * shows and logs it and returns undefined, so a broken command would otherwise pass) or a panel
+ * action's (shown in the panel). Settles as soon as either happens.
+ */
+export async function withoutFailures<T>(fn: () => PromiseLike<T>): Promise<T> {
+  const api = await deerflow();
+  const failures: string[] = [];
+  let fail!: (err: Error) => void;
+  const failed = new Promise<never>((_resolve, reject) => (fail = reject));
+  const report = (what: string) => {
+    failures.push(what);
+    fail(new Error(what));
+  };
+  const subs = [
+    api.onCommandError((e) => report(`command ${e.command} failed: ${e.message}`)),
+    api.panel.onDidFail((message) => report(`a panel action failed: ${message}`)),
+  ];
+  try {
+    const result = await Promise.race([fn(), failed]);
+    // A failure reported in the same turn as the command's (undefined) result may lose the race.
+    if (failures.length > 0) throw new Error(failures.join("; "));
+    return result;
+  } finally {
+    for (const s of subs) s.dispose();
+  }
+}
+
+/** executeCommand that fails the test when the command failed (see withoutFailures). */
+export function execute<T = unknown>(command: string, ...args: unknown[]): Promise<T> {
+  return withoutFailures(() => vscode.commands.executeCommand<T>(command, ...args));
+}

@@ -6,7 +6,10 @@
 import { join } from "node:path";
 import Mocha from "mocha";
 
-/** In this order: the run test needs the environment's model, before the settings test adds models. */
+/**
+ * In this order: the command and run tests use the environment's model (or configure their own,
+ * scriptedModel.ts) before the settings test, which expects the default settings, adds models.
+ */
 const FILES = ["activation.test.js", "commands.test.js", "run.test.js", "secrets.test.js", "settings.test.js", "restart.test.js"];
 
 export function run(): Promise<void> {
