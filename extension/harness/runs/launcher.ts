@@ -131,8 +131,15 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
   ).catch((err: unknown): WorkerResult => {
     hooks.onCrash?.(runId, err);
     const message = `The run failed: ${errorMessage(err)}`;
-    const ended = endRun(s.manager, { runId, from: ACTIVE_STATUSES, status: "error", error: message });
-    return { status: ended?.status ?? "error", error: ended?.error ?? message };
+    try {
+      const ended = endRun(s.manager, { runId, from: ACTIVE_STATUSES, status: "error", error: message });
+      return { status: ended?.status ?? "error", error: ended?.error ?? message };
+    } catch (endErr) {
+      // The database refused the ending too: the entry point still gets an answer; the run's
+      // lease, no longer renewed, lets recovery end it.
+      hooks.onCrash?.(runId, endErr);
+      return { status: "error", error: message };
+    }
   });
   return { admission, context, sandbox, done };
 }
