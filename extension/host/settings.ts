@@ -26,6 +26,12 @@ const ModelSettingZ = z.object({
   display_name: z.string().optional(),
   supports_vision: z.boolean().optional(),
   supports_thinking: z.boolean().optional(),
+  // Passed through to the harness, which validates them again (config/harnessConfig.ts).
+  supports_reasoning_effort: z.boolean().optional(),
+  reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).optional(),
+  when_thinking_enabled: z.record(z.string(), z.unknown()).optional(),
+  when_thinking_disabled: z.record(z.string(), z.unknown()).optional(),
+  thinking: z.record(z.string(), z.unknown()).optional(),
 });
 
 const DEFAULT_KEY_ENV = "OPENAI_API_KEY";

@@ -14,6 +14,12 @@ export interface ModelSetting {
   display_name?: string;
   supports_vision?: boolean;
   supports_thinking?: boolean;
+  /** DeerFlow's thinking / reasoning-effort settings (harness models/thinking.ts). */
+  supports_reasoning_effort?: boolean;
+  reasoning_effort?: "none" | "minimal" | "low" | "medium" | "high" | "xhigh";
+  when_thinking_enabled?: Record<string, unknown>;
+  when_thinking_disabled?: Record<string, unknown>;
+  thinking?: Record<string, unknown>;
 }
 
 export interface HarnessSettings {
