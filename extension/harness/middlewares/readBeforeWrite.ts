@@ -27,6 +27,7 @@ import { Command } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { HostFiles, fileErrorKind } from "../sandbox/files.js";
+import { isPathRefusal, resolveWritePath } from "../sandbox/trust/toolPaths.js";
 
 export const READ_MARK_KEY = "deerflow_read_mark";
 const READ_TOOLS = new Set(["read_file"]);
@@ -74,6 +75,15 @@ function resultMessage(result: unknown): ToolMessage | undefined {
   return undefined;
 }
 
+function refusedByBoundary(path: string, dirs: ThreadDirs): boolean {
+  try {
+    resolveWritePath(path, dirs);
+    return false;
+  } catch (err) {
+    return isPathRefusal(err);
+  }
+}
+
 export function readBeforeWriteMiddleware(dirs: ThreadDirs) {
   const files = new HostFiles(dirs);
   /** The file's current content, null when it does not exist, undefined when it cannot be inspected. */
@@ -93,6 +103,10 @@ export function readBeforeWriteMiddleware(dirs: ThreadDirs) {
       if (path === undefined || (!GATED_WRITE_TOOLS.has(name) && !READ_TOOLS.has(name))) return handler(request);
       const key = `${dirs.threadId}\0${normalise(path)}`;
       if (GATED_WRITE_TOOLS.has(name)) {
+        // The trust boundary speaks first: a write it refuses (a protected path, a path outside
+        // the roots, a redirected thread folder) goes to the tool, which refuses it naming the
+        // rule, rather than being told to read the file first.
+        if (refusedByBoundary(path, dirs)) return handler(request);
         return withLock(key, async () => {
           const now = await current(path);
           if (typeof now !== "string") return handler(request); // new file, or fail open
