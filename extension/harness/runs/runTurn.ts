@@ -83,6 +83,10 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
     chunks.flush();
     emit(event);
   };
+  // Where this run starts in the checkpoint history: its own intermediate checkpoints are
+  // compacted away when it ends (LinearSqliteSaver.compactRun).
+  const compaction = runCompaction(agent);
+  const startedAfter = compaction?.latestRootCheckpointId(threadId);
   try {
     const stream = await agent.graph.stream(
       { messages: [human] },
@@ -99,7 +103,9 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
         case "updates": {
           const delta = deltas.delta(payload);
           usage.add(delta);
-          emitInOrder({ ...base, event: "updates", data: wireValue(delta) as Record<string, Record<string, unknown>> });
+          // A hook that changed nothing (most middleware hooks, most steps) is not journaled:
+          // each would be a row per hook per turn that no consumer reads.
+          if (Object.keys(delta).length > 0) emitInOrder({ ...base, event: "updates", data: wireValue(delta) as Record<string, Record<string, unknown>> });
           break;
         }
         case "values": {
@@ -107,7 +113,10 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           deltas.observeValues(messages);
           // Only when something changed: most steps (a no-op middleware hook) leave every
           // business channel and the message count as they were.
-          const data = { ...(wireValue(rest) as Record<string, unknown>), message_count: messages?.length ?? 0 };
+          // Business channels only: a middleware's private channel (`_loop_detection`, …) is its
+          // bookkeeping, grows with the thread, and is nobody's to read.
+          const business = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("_")));
+          const data = { ...(wireValue(business) as Record<string, unknown>), message_count: messages?.length ?? 0 };
           const text = JSON.stringify(data);
           if (text !== lastValues) {
             lastValues = text;
@@ -145,10 +154,24 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   } finally {
     await releaseSandbox(req);
   }
+  // Any final status: the last checkpoint holds what the run left (a crash never gets here, so
+  // a killed run's steps stay for the next run to resume from).
+  compaction?.compactRun(threadId, startedAfter);
   // No `end` event here: the worker decides the final status (delivery check, a concurrent
   // cancel already recorded in the run store) and journals `end` with it.
   const total = usage.total();
   return total ? { ...result, usage: total } : result;
+}
+
+/** The saver's run compaction, when the agent's checkpointer offers it (ours does). */
+interface RunCompaction {
+  latestRootCheckpointId(threadId: string): string | undefined;
+  compactRun(threadId: string, startedAfter: string | undefined): number;
+}
+
+function runCompaction(agent: LeadAgent): RunCompaction | undefined {
+  const saver = (agent.graph as { checkpointer?: unknown }).checkpointer as Partial<RunCompaction> | undefined;
+  return saver && typeof saver.compactRun === "function" && typeof saver.latestRootCheckpointId === "function" ? (saver as RunCompaction) : undefined;
 }
 
 /** The terminal event of a run, built in one place (the manager journals it). */

@@ -9,7 +9,7 @@
  * before the next step's updates) holds the same objects. So: remember every message object seen
  * in `values`, and drop those from a node's update. A message a node created or edited (a new
  * object, even under the same id: the reducer replaces by id) stays. Identity, not content: no
- * serialisation on the hot path, and no false "unchanged".
+ * serialisation on the hot path, and no false "unchanged". A node left with nothing is dropped.
  */
 export class UpdateDeltas {
   readonly #known = new WeakSet<object>();
@@ -32,6 +32,11 @@ export class UpdateDeltas {
       const { messages: _all, ...rest } = value as { messages: unknown[] } & Record<string, unknown>;
       const changed = (messages as unknown[]).filter((m) => m === null || typeof m !== "object" || !this.#known.has(m));
       out[node] = changed.length > 0 ? { ...rest, messages: changed } : rest;
+    }
+    // Nodes whose update is now empty (no channel, or only `jumpTo: undefined`) changed nothing.
+    for (const [node, value] of Object.entries(out)) {
+      if (value === null || value === undefined) delete out[node];
+      else if (typeof value === "object" && Object.values(value as Record<string, unknown>).every((v) => v === undefined)) delete out[node];
     }
     return out;
   }

@@ -46,6 +46,10 @@ export function prepareCheckpointStatements(db: Db) {
     selectLatest: db.prepare<[string, string], CheckpointRow>(
       `SELECT ${CHECKPOINT_COLUMNS} FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = ? ORDER BY checkpoint_id DESC LIMIT 1`,
     ),
+    // The latest row of the thread in any namespace: which dictionary its rows are deflated with.
+    selectLatestType: db.prepare<[string], { type: string }>(
+      "SELECT type FROM checkpoints WHERE thread_id = ? ORDER BY checkpoint_id DESC LIMIT 1",
+    ),
     selectValue: db.prepare<[string, string], { type: string; value: Buffer }>(
       "SELECT type, value FROM checkpoint_values WHERE thread_id = ? AND hash = ?",
     ),
@@ -56,6 +60,19 @@ export function prepareCheckpointStatements(db: Db) {
       `SELECT ${WRITE_COLUMNS} FROM checkpoint_writes
        WHERE thread_id = ? AND checkpoint_ns = ? AND checkpoint_id = ? AND channel = ?
        ORDER BY task_path, task_id, idx`,
+    ),
+    // A finished run's compaction (LinearSqliteSaver.compactRun): root namespace only.
+    selectLatestRootId: db.prepare<[string], { checkpoint_id: string }>(
+      "SELECT checkpoint_id FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' ORDER BY checkpoint_id DESC LIMIT 1",
+    ),
+    deleteRootWritesBetween: db.prepare<[string, string, string]>(
+      "DELETE FROM checkpoint_writes WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id > ? AND checkpoint_id < ?",
+    ),
+    deleteRootCheckpointsBetween: db.prepare<[string, string, string]>(
+      "DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id > ? AND checkpoint_id < ?",
+    ),
+    reparent: db.prepare<[string | null, string, string]>(
+      "UPDATE checkpoints SET parent_checkpoint_id = ? WHERE thread_id = ? AND checkpoint_ns = '' AND checkpoint_id = ?",
     ),
     deleteThread: [
       "DELETE FROM checkpoints WHERE thread_id = ?",

@@ -36,7 +36,16 @@ import {
 import { HarnessError } from "../errors.js";
 import type { Db } from "./db.js";
 import { LogBatch, MessageLog, type LoadedRow, isLoggable, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
-import { packCheckpointRow, unpackCheckpointRow } from "./skeletonCodec.js";
+import {
+  DICTIONARY_TYPE,
+  dictionaryHashOf,
+  dictionaryOf,
+  joinRow,
+  outgrown,
+  packCheckpointRow,
+  unpackCheckpointRow,
+  type Dictionary,
+} from "./skeletonCodec.js";
 import { prepareCheckpointStatements, type CheckpointRow, type CheckpointStatements, type WriteRow } from "./checkpointSql.js";
 
 /** How a channel value is referenced from its checkpoint row. */
@@ -188,9 +197,14 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     if (metaType !== "json") throw new HarnessError("storage", `Checkpoint metadata must serialize to JSON, got "${metaType}".`);
     const metadataText = utf8.decode(metaBytes);
 
+    // The thread cache of the current attempt, and a dictionary this put created (remembered only
+    // once its transaction committed: a rolled-back dictionary row must never be referenced).
+    let attemptCache: ThreadCache | undefined;
+    let createdDict: Dictionary | undefined;
     await this.writeWithCache(
       threadId,
       async (cache, batch) => {
+        attemptCache = cache;
         const out: [string, EncodedValue][] = [];
         for (const [channel, value] of Object.entries(channelValues)) {
           out.push([channel, await this.encodeChannel(cache, ns, channel, value, checkpoint.channel_versions[channel], batch)]);
@@ -204,11 +218,22 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
           if (e.insert) this.sql.insertValue.run(threadId, e.insert.hash, e.insert.type, e.insert.bytes);
           refs[channel] = e.ref!;
         }
-        const packed = packCheckpointRow(type, skeletonBytes, JSON.stringify(refs));
+        const joined = joinRow(skeletonBytes, JSON.stringify(refs));
+        let dict = attemptCache!.zdict ?? this.latestDictionary(threadId, attemptCache!);
+        createdDict = undefined;
+        if (outgrown(dict, joined)) {
+          dict = createdDict = dictionaryOf(joined);
+          this.sql.insertValue.run(threadId, dict.hash, DICTIONARY_TYPE, dict.bytes);
+        }
+        const packed = packCheckpointRow(type, joined, dict);
         this.sql.upsertCheckpoint.run(threadId, ns, checkpoint.id, parentId, packed.type, packed.checkpoint, packed.channel_refs, metadataText);
       },
       (cache, encoded) => {
         for (const [, e] of encoded) cache.values.set(e.key, { version: e.version, value: e.value, ref: e.ref });
+        if (createdDict) {
+          cache.zdict = createdDict;
+          cache.zdicts.set(createdDict.hash, createdDict.bytes);
+        }
       },
     );
     return { configurable: { thread_id: threadId, checkpoint_ns: ns, checkpoint_id: checkpoint.id } };
@@ -245,6 +270,33 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       },
       () => undefined,
     );
+  }
+
+  /** The thread's latest checkpoint in the root namespace (a run's starting point). */
+  latestRootCheckpointId(threadId: string): string | undefined {
+    return this.sql.selectLatestRootId.get(threadId)?.checkpoint_id;
+  }
+
+  /**
+   * After a run: keep only its last root checkpoint. LangGraph checkpoints after every superstep,
+   * and every middleware hook is a superstep (≈16 per turn with the full chain), so a thread's
+   * rows grew with the chain's length times its turns. While the run goes they all matter (a
+   * crash resumes from the last one); once it ended, the last one holds the whole state, and the
+   * intermediate ones only served step-by-step time travel, which nothing here offers. The last
+   * checkpoint is re-parented onto the run's starting point, so the history stays a chain, one
+   * link per run. Returns how many checkpoints were removed. Messages stay in the log (the last
+   * checkpoint refers to them); a run that wrote no checkpoint changes nothing.
+   */
+  compactRun(threadId: string, startedAfter: string | undefined): number {
+    return this.db.transaction("immediate", () => {
+      const last = this.sql.selectLatestRootId.get(threadId)?.checkpoint_id;
+      if (last === undefined || last === startedAfter) return 0;
+      const from = startedAfter ?? "";
+      this.sql.deleteRootWritesBetween.run(threadId, from, last);
+      const removed = this.sql.deleteRootCheckpointsBetween.run(threadId, from, last).changes;
+      this.sql.reparent.run(startedAfter ?? null, threadId, last);
+      return removed;
+    });
   }
 
   deleteThread(threadId: string): Promise<void> {
@@ -304,6 +356,27 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     }
   }
 
+  /** A stored dictionary of the thread (content-addressed, immutable: safe to keep in the cache). */
+  private dictionary(threadId: string, hash: string, cache: ThreadCache): Uint8Array | undefined {
+    const known = cache.zdicts.get(hash);
+    if (known) return known;
+    const v = this.sql.selectValue.get(threadId, hash);
+    if (!v || v.type !== DICTIONARY_TYPE) return undefined;
+    cache.zdicts.set(hash, v.value);
+    return v.value;
+  }
+
+  /**
+   * Inside a write transaction: the dictionary of the thread's latest row, so a new process (the
+   * next CLI run) keeps deflating against it instead of starting a dictionary of its own.
+   */
+  private latestDictionary(threadId: string, cache: ThreadCache): Dictionary | undefined {
+    const type = this.sql.selectLatestType.get(threadId)?.type;
+    const hash = type === undefined ? undefined : dictionaryHashOf(type);
+    const bytes = hash === undefined ? undefined : this.dictionary(threadId, hash, cache);
+    return hash !== undefined && bytes ? { hash, bytes } : undefined;
+  }
+
   /** Synchronous part of a read: every row the tuple needs. */
   private readTuple(row: CheckpointRow): TupleRows {
     const threadId = row.thread_id;
@@ -311,7 +384,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     const known = this.caches.get(threadId);
     const cache = this.touchCache(threadId, known && known.epoch === epoch ? known : newThreadCache(epoch));
 
-    const stored = unpackCheckpointRow(row);
+    const stored = unpackCheckpointRow(row, (hash) => this.dictionary(threadId, hash, cache));
     const refs = JSON.parse(stored.refsJson) as Record<string, ChannelRef>;
     const values = new Map<string, { type: string; value: Buffer }>();
     const messages = new Map<string, LoadedRow[]>();

@@ -54,10 +54,14 @@ export interface ThreadCache {
   objects: Map<number, BaseMessage>;
   /** channel key -> last stored (version, value identity, reference) */
   values: Map<string, { version: unknown; value: unknown; ref: unknown }>;
+  /** The dictionary new checkpoint rows of the thread are deflated with (store/skeletonCodec.ts). */
+  zdict?: { hash: string; bytes: Uint8Array };
+  /** Dictionaries read so far, by hash. */
+  zdicts: Map<string, Uint8Array>;
 }
 
 export function newThreadCache(epoch?: string): ThreadCache {
-  return { epoch, messages: new WeakMap(), objects: new Map(), values: new Map() };
+  return { epoch, messages: new WeakMap(), objects: new Map(), values: new Map(), zdicts: new Map() };
 }
 
 /** One put's (or putWrites') pending log inserts, shared by all its values so a message is stored once. */

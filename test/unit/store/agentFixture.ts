@@ -1,3 +1,4 @@
+import type { Db } from "../../../extension/harness/store/db.js";
 // A small createAgent for the checkpointer end-to-end test (and its child process): one tool, and a
 // middleware with a custom-reducer state key that also replaces and removes messages by id.
 import { AIMessage, HumanMessage, createAgent, createMiddleware, tool } from "langchain";
@@ -66,4 +67,9 @@ const serde = new JsonPlusSerializer();
 export async function canonical(value: unknown): Promise<unknown> {
   const [, bytes] = await serde.dumpsTyped(value);
   return JSON.parse(new TextDecoder().decode(bytes));
+}
+
+/** Reads a checkpoint row's deflate dictionary from the database, for tests that inspect rows directly. */
+export function dictionaryIn(db: Pick<Db, "prepare">): (hash: string) => Uint8Array | undefined {
+  return (hash) => db.prepare<[string], { value: Uint8Array }>("SELECT value FROM checkpoint_values WHERE hash = ?").get(hash)?.value;
 }

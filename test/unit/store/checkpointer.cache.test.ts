@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { AIMessage, BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { unpackCheckpointRow, type PackedRow } from "../../../extension/harness/store/skeletonCodec.js";
+import { dictionaryIn } from "./agentFixture.js";
 import { openDatabase, type Db } from "../../../extension/harness/store/db.js";
 import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
 
@@ -69,8 +70,8 @@ describe("LinearSqliteSaver internals", () => {
     const db = dbs[0]!;
     assert.equal((db.prepare("SELECT count(*) n FROM checkpoint_messages").get() as any).n, 60);
     const rows = db.prepare("SELECT type, checkpoint, channel_refs FROM checkpoints WHERE thread_id = 'grow'").all() as PackedRow[];
-    for (const r of rows) assert.equal((JSON.parse(unpackCheckpointRow(r).refsJson) as { messages: { m: unknown[] } }).messages.m.length, 1);
-    assert.equal((db.prepare("SELECT count(*) n FROM checkpoint_values").get() as any).n, 0, "a small list is inlined");
+    for (const r of rows) assert.equal((JSON.parse(unpackCheckpointRow(r, dictionaryIn(db)).refsJson) as { messages: { m: unknown[] } }).messages.m.length, 1);
+    assert.equal((db.prepare("SELECT count(*) n FROM checkpoint_values WHERE type <> 'zdict'").get() as any).n, 0, "a small list is inlined");
 
     // a new process: getTuple registers the revived objects, so the next put serializes only the new message
     const serde2 = new CountingSerde();

@@ -13,6 +13,7 @@ import { HumanMessage } from "langchain";
 import type { BaseMessage } from "@langchain/core/messages";
 import { startModelServer, type ModelServer } from "../../fixtures/modelServer.js";
 import { unpackCheckpointRow, type PackedRow } from "../../../extension/harness/store/skeletonCodec.js";
+import { dictionaryIn } from "./agentFixture.js";
 import { openDatabase, type Db } from "../../../extension/harness/store/db.js";
 import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
 import { buildAgent, canonical, scriptReply } from "./agentFixture.js";
@@ -105,7 +106,7 @@ describe("LinearSqliteSaver with createAgent", () => {
     // answer; the removed first message only moves the start), not one per turn.
     const db = dbs[0]!;
     const latest = db.prepare("SELECT type, checkpoint, channel_refs FROM checkpoints WHERE thread_id = 'e2e' ORDER BY checkpoint_id DESC LIMIT 1").get() as PackedRow;
-    const ranges = (JSON.parse(unpackCheckpointRow(latest).refsJson) as { messages: { m: unknown[] } }).messages.m;
+    const ranges = (JSON.parse(unpackCheckpointRow(latest, dictionaryIn(db)).refsJson) as { messages: { m: unknown[] } }).messages.m;
     assert.ok(ranges.length <= 2, `latest checkpoint uses ${ranges.length} ranges: ${JSON.stringify(ranges)}`);
     const dupes = db.prepare("SELECT message_id, hash, count(*) n FROM checkpoint_messages GROUP BY message_id, hash HAVING n > 1").all();
     assert.deepEqual(dupes, []);

@@ -27,7 +27,7 @@ describe("openDatabase", () => {
       assert.equal(db.pragma("journal_mode"), "wal");
       assert.equal(db.pragma("foreign_keys"), 1);
       assert.equal(db.pragma("busy_timeout"), 5000);
-      assert.equal(db.pragma("secure_delete"), 2, "FAST");
+      assert.equal(db.pragma("secure_delete"), 1);
       assert.equal(db.pragma("user_version"), migrations.length);
       const tables = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((r: any) => r.name);
       for (const t of ["threads", "checkpoints", "checkpoint_messages", "checkpoint_values", "checkpoint_writes", "blobs", "schema_migrations"]) {

@@ -106,7 +106,6 @@ describe("deleteThread", () => {
     finishedRun("shredded-thread-id", "r1");
     await writeState("other", {});
     await deleteThread(store, "shredded-thread-id");
-    assert.equal(Number(store.db.pragma("secure_delete")), 2, "back to FAST (db.ts) after the delete");
     // Closing the last connection checkpoints the WAL into the file and removes it.
     store.close();
     assert.equal(existsSync(`${store.file}-wal`), false);
