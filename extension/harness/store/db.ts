@@ -47,10 +47,12 @@ export function openDatabase(file: string, options: { migrations?: readonly Migr
     // last commits, which a checkpoint-resumable run tolerates.
     db.exec("PRAGMA synchronous = NORMAL");
     db.exec("PRAGMA foreign_keys = ON");
-    // FAST: a row's old content is zeroed where its page is written anyway (no extra I/O), so a
-    // run row's earlier versions or a finished run's index entries do not linger in the file
-    // after their thread is deleted (deleteThread.ts turns it fully on for the delete itself).
-    db.exec("PRAGMA secure_delete = FAST");
+    // Deleted content is zeroed, in its page and in pages it frees, instead of lingering in the
+    // file until reused: a deleted thread (deleteThread.ts) must not stay readable with
+    // `strings harness.db`, and neither must a run row's earlier versions, a finished run's index
+    // entries or checkpoint rows replaced or dropped. The cost is writing each freed page
+    // once (a few per run); FAST would skip exactly those pages.
+    db.exec("PRAGMA secure_delete = ON");
     migrate(db, options.migrations ?? migrations);
     return db;
   } catch (err) {

@@ -92,18 +92,8 @@ function statements(db: Db) {
 export async function deleteThread(store: WorkspaceStore, threadId: string): Promise<DeletedThread> {
   validateThreadId(threadId);
   const { db, workspaceFolder } = store;
-  // Deleted means gone from the file too: secure_delete zeroes the freed cells and pages, which
-  // SQLite otherwise leaves in place until reused (a deleted thread's text readable with
-  // `strings harness.db`). Only for this transaction: it costs writes everywhere else.
-  const before = Number(db.pragma("secure_delete"));
-  const secureBefore = before === 2 ? "FAST" : before; // it reads back FAST as 2, but parses "2" as ON
-  db.exec("PRAGMA secure_delete = ON");
-  let blobsRemoved: number;
-  try {
-    blobsRemoved = deleteRows(db, workspaceFolder, threadId);
-  } finally {
-    db.exec(`PRAGMA secure_delete = ${secureBefore}`);
-  }
+  // Gone from the file's bytes too: every connection runs with secure_delete on (db.ts).
+  const blobsRemoved = deleteRows(db, workspaceFolder, threadId);
   // The saver's in-memory cache of this thread needs no eviction: the thread's epoch row is gone,
   // so its next read or write sees a new epoch and starts cold (checkpointer.ts, epochMatches).
   const folder = await removeThreadFolder(workspaceFolder, threadId);
