@@ -18,8 +18,10 @@
  * (`checkpoint_writes`); both hold the hash as JSON text. So a blob is this thread's when its hash
  * occurs in this thread's values or writes, and another thread still needs it when the hash
  * occurs in that thread's. (Inline values in the checkpoint rows, which are deflated, are ≤ 96
- * bytes: a viewed-image entry, with its 64-character hash, never fits.) A byte search can only
- * err towards keeping a blob. One case it cannot see: a run in flight on another thread may
+ * bytes: a viewed-image entry, with its 64-character hash, never fits.) While values are stored
+ * as they are serialized, a byte search can only err towards keeping a blob; were they ever
+ * compressed, this must change (test/integration/deleteThread.test.ts, where another thread keeps
+ * a shared image, fails first). One case it cannot see: a run in flight on another thread may
  * have just stored the same bytes (a no-op put on the existing row) without a checkpoint that
  * refers to them yet; so while another thread has a run that has not ended, this thread's blobs
  * are kept. That can leave an unreferenced blob behind, never lose one a thread needs.
