@@ -60,6 +60,8 @@ export async function startDeerFlow(opts: {
   extension?: ExtensionSource;
   /** More environment for code-server (and so the harness). */
   env?: Readonly<Record<string, string>>;
+  /** User settings for the workbench (merged over the quiet defaults). */
+  settings?: Readonly<Record<string, unknown>>;
 }): Promise<DeerFlowSession> {
   assertExtensionBuilt();
   const extension = opts.extension ?? (process.env.DEERFLOW_VSIX ? { kind: "vsix", path: process.env.DEERFLOW_VSIX } : { kind: "link", path: repoRoot });
@@ -69,6 +71,7 @@ export async function startDeerFlow(opts: {
     // Nothing configured in deerflow.models: the extension falls back to these (the harness inherits them).
     env: { OPENAI_BASE_URL: opts.model.url, OPENAI_API_KEY: "sk-e2e-not-a-key", OPENAI_MODEL: "scripted-e2e", ...opts.env },
     ...(opts.workspaceFiles ? { workspaceFiles: opts.workspaceFiles } : {}),
+    ...(opts.settings ? { settings: opts.settings } : {}),
   });
   let browser: Browser | undefined;
   try {
@@ -140,6 +143,12 @@ export class Panel {
 
   /** Types the prompt into the message box and presses Send; waits until the prompt shows as a human message. */
   async send(prompt: string): Promise<void> {
+    await this.submit(prompt);
+    await this.message("human", prompt.slice(0, 40)).first().waitFor({ state: "visible", timeout: 15_000 });
+  }
+
+  /** Types the prompt and presses Send, without waiting for the run to show it (a refused run never does). */
+  async submit(prompt: string): Promise<void> {
     const box = this.messageBox;
     await box.click();
     try {
@@ -149,6 +158,5 @@ export class Panel {
       await this.page.keyboard.insertText(prompt);
     }
     await this.sendButton.click();
-    await this.message("human", prompt.slice(0, 40)).first().waitFor({ state: "visible", timeout: 15_000 });
   }
 }
