@@ -12,27 +12,12 @@ import { strict as assert } from "node:assert";
 import { existsSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import type { EngineApi } from "../../extension/harness/sandbox/devcontainer/engineApi.js";
-import { startModelServer, type ModelServer, type ScriptedToolCall } from "../fixtures/modelServer.js";
+import { test } from "node:test";
+import type { ScriptedToolCall } from "../fixtures/modelServer.js";
 import { runCli, sandboxDirs } from "../integration/helpers/cli.js";
-import { approvedDataDir, copyFixture, disposeFixture, ensureDockerEngine } from "./helpers/engine.js";
+import { approvedDataDir, useEngineFixture } from "./helpers/engine.js";
 
-let api: EngineApi;
-let server: ModelServer;
-let folder: string;
-
-before(async () => {
-  api = await ensureDockerEngine();
-  server = await startModelServer();
-  folder = await copyFixture("basic");
-});
-
-after(async () => {
-  await server?.close();
-  if (api && folder) await disposeFixture(api, folder);
-  api?.close();
-});
+const fx = useEngineFixture("basic");
 
 const NOWHERE = "http://127.0.0.1:9/install.sh";
 const BLOCKED: Array<[string, RegExp]> = [
@@ -57,7 +42,7 @@ function calls(markerDir: string): ScriptedToolCall[] {
 }
 
 function toolResults(first: number): Map<string, string> {
-  const messages = server.requests[first + 1]!.body!.messages as any[];
+  const messages = fx.server.requests[first + 1]!.body!.messages as any[];
   return new Map(messages.filter((m) => m.role === "tool").map((m) => [m.tool_call_id as string, String(m.content)]));
 }
 
@@ -73,13 +58,13 @@ test("on the host: every blocked pattern is a tool error and nothing ran; pip in
   const dirs = sandboxDirs();
   const home = mkdtempSync(join(tmpdir(), "deerflow-audit-home-"));
   const pip = "pip install --help > /dev/null 2>&1; echo pip-was-run";
-  server.setScript([
+  fx.server.setScript([
     { toolCalls: [...calls("/mnt/user-data/workspace"), { id: "pip", name: "bash", args: { description: "install", command: pip } }] },
     { content: "Done." },
   ]);
-  const first = server.requests.length;
+  const first = fx.server.requests.length;
   const r = await runCli(
-    ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "local", "--allow-host-commands"],
+    ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", fx.server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "local", "--allow-host-commands"],
     { HOME: home },
   );
   assert.equal(r.code, 0, r.stderr);
@@ -94,15 +79,15 @@ test("on the host: every blocked pattern is a tool error and nothing ran; pip in
 });
 
 test("in the container: the same patterns are blocked before the container is even asked", async () => {
-  const dataDir = approvedDataDir(folder, mkdtempSync(join(tmpdir(), "deerflow-dc-audit-data-")));
-  server.setScript([{ toolCalls: calls("/mnt/user-data/workspace") }, { content: "Done." }]);
-  const first = server.requests.length;
+  const dataDir = approvedDataDir(fx.folder, mkdtempSync(join(tmpdir(), "deerflow-dc-audit-data-")));
+  fx.server.setScript([{ toolCalls: calls("/mnt/user-data/workspace") }, { content: "Done." }]);
+  const first = fx.server.requests.length;
   const r = await runCli(
-    ["run", "--workspace", folder, "--data-dir", dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "devcontainer"],
+    ["run", "--workspace", fx.folder, "--data-dir", dataDir, "--base-url", fx.server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "devcontainer"],
     { PATH: `/usr/bin:${process.env.PATH ?? ""}` },
   );
   assert.equal(r.code, 0, r.stderr);
   assertBlocked(toolResults(first));
-  BLOCKED.forEach((_, i) => assert.equal(existsSync(join(folder, `marker-${i}`)), false, `marker-${i}`));
-  assert.deepEqual(await api.listContainers([`devcontainer.local_folder=${folder}`]), [], "every call was blocked: no container was needed");
+  BLOCKED.forEach((_, i) => assert.equal(existsSync(join(fx.folder, `marker-${i}`)), false, `marker-${i}`));
+  assert.deepEqual(await fx.api.listContainers([`devcontainer.local_folder=${fx.folder}`]), [], "every call was blocked: no container was needed");
 });

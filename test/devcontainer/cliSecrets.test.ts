@@ -11,39 +11,23 @@ import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, before, test } from "node:test";
-import type { EngineApi } from "../../extension/harness/sandbox/devcontainer/engineApi.js";
-import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
+import { test } from "node:test";
 import { CLI, runCli, sandboxDirs } from "../integration/helpers/cli.js";
-import { approvedDataDir, copyFixture, disposeFixture, ensureDockerEngine } from "./helpers/engine.js";
+import { approvedDataDir, useEngineFixture } from "./helpers/engine.js";
 
-let api: EngineApi;
-let server: ModelServer;
-let folder: string;
-
-before(async () => {
-  api = await ensureDockerEngine();
-  server = await startModelServer();
-  folder = await copyFixture("basic");
-});
-
-after(async () => {
-  await server?.close();
-  if (api && folder) await disposeFixture(api, folder);
-  api?.close();
-});
+const fx = useEngineFixture("basic");
 
 function toolOutput(first: number): string {
-  const tool = (server.requests[first + 1]!.body!.messages as any[]).filter((m) => m.role === "tool").at(-1);
+  const tool = (fx.server.requests[first + 1]!.body!.messages as any[]).filter((m) => m.role === "tool").at(-1);
   return String(tool?.content ?? "");
 }
 
 test("a host SECRET_TOKEN and the API key are not visible to env in the container; remoteEnv is", async () => {
-  const dataDir = approvedDataDir(folder, mkdtempSync(join(tmpdir(), "deerflow-dc-secrets-data-")));
-  server.setScript([{ toolCalls: [{ name: "bash", args: { description: "env", command: "env; echo end-of-env" } }] }, { content: "Done." }]);
-  const first = server.requests.length;
+  const dataDir = approvedDataDir(fx.folder, mkdtempSync(join(tmpdir(), "deerflow-dc-secrets-data-")));
+  fx.server.setScript([{ toolCalls: [{ name: "bash", args: { description: "env", command: "env; echo end-of-env" } }] }, { content: "Done." }]);
+  const first = fx.server.requests.length;
   const r = await runCli(
-    ["run", "--workspace", folder, "--data-dir", dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "devcontainer"],
+    ["run", "--workspace", fx.folder, "--data-dir", dataDir, "--base-url", fx.server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "devcontainer"],
     { PATH: `/usr/bin:${process.env.PATH ?? ""}`, SECRET_TOKEN: "xyz-host-secret", OPENAI_API_KEY: "sk-host-api-key-123" },
   );
   assert.equal(r.code, 0, r.stderr);
@@ -53,7 +37,7 @@ test("a host SECRET_TOKEN and the API key are not visible to env in the containe
   assert.ok(!env.includes("xyz-host-secret"), "SECRET_TOKEN's value did not cross");
   assert.ok(!env.includes("SECRET_TOKEN"), "nor its name");
   assert.ok(!env.includes("sk-host-api-key-123"), "the API key did not cross");
-  assert.equal(server.requests[first]!.headers.authorization, "Bearer sk-host-api-key-123", "the key came from the environment");
+  assert.equal(fx.server.requests[first]!.headers.authorization, "Bearer sk-host-api-key-123", "the key came from the environment");
 });
 
 /** The CLI with a key on stdin (runCli's stdin is /dev/null). */
@@ -68,20 +52,20 @@ async function runWithStdin(args: string[], stdin: string): Promise<{ code: numb
 
 test("--api-key-stdin reads the key from stdin; --api-key works but warns; both at once is a usage error", async () => {
   const dirs = sandboxDirs();
-  const base = ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", "hi", "--sandbox", "local"];
+  const base = ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", fx.server.url, "--model", "scripted", "--prompt", "hi", "--sandbox", "local"];
 
-  server.setScript([{ content: "Hello." }]);
-  let first = server.requests.length;
+  fx.server.setScript([{ content: "Hello." }]);
+  let first = fx.server.requests.length;
   const fromStdin = await runWithStdin([...base, "--api-key-stdin"], "sk-from-stdin\n");
   assert.equal(fromStdin.code, 0, fromStdin.stderr);
-  assert.equal(server.requests[first]!.headers.authorization, "Bearer sk-from-stdin");
+  assert.equal(fx.server.requests[first]!.headers.authorization, "Bearer sk-from-stdin");
   assert.ok(!fromStdin.stderr.includes("warning"), fromStdin.stderr);
 
-  server.setScript([{ content: "Hello." }]);
-  first = server.requests.length;
+  fx.server.setScript([{ content: "Hello." }]);
+  first = fx.server.requests.length;
   const onCommandLine = await runCli([...base, "--api-key", "sk-on-the-command-line"]);
   assert.equal(onCommandLine.code, 0, onCommandLine.stderr);
-  assert.equal(server.requests[first]!.headers.authorization, "Bearer sk-on-the-command-line");
+  assert.equal(fx.server.requests[first]!.headers.authorization, "Bearer sk-on-the-command-line");
   assert.match(onCommandLine.stderr, /warning: --api-key puts the key on the command line, where other processes on this machine can read it/);
 
   const both = await runWithStdin([...base, "--api-key", "a", "--api-key-stdin"], "b\n");

@@ -8,6 +8,8 @@
  * started; .ci/run calls it at the end).
  */
 import { spawn } from "node:child_process";
+import { after, before } from "node:test";
+import { startModelServer, type ModelServer } from "../../fixtures/modelServer.js";
 import { chmod, cp, mkdtemp, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -68,4 +70,42 @@ export async function disposeFixture(api: EngineApi, folder: string): Promise<vo
 export function approvedDataDir(folder: string, dataDir = mkdtempSync(join(tmpdir(), "deerflow-dc-data-"))): string {
   approveCurrent(new ConfigApprovals(dataDir, folder));
   return dataDir;
+}
+
+/** A test file's engine, scripted model server and fixture folder: made before its tests, disposed after. */
+export interface EngineFixture {
+  readonly api: EngineApi;
+  readonly server: ModelServer;
+  readonly folder: string;
+}
+
+export function useEngineFixture(name: string): EngineFixture {
+  let api: EngineApi | undefined;
+  let server: ModelServer | undefined;
+  let folder: string | undefined;
+  before(async () => {
+    api = await ensureDockerEngine();
+    server = await startModelServer();
+    folder = await copyFixture(name);
+  });
+  after(async () => {
+    await server?.close();
+    if (api && folder) await disposeFixture(api, folder);
+    api?.close();
+  });
+  const ready = <T>(v: T | undefined, what: string): T => {
+    if (v === undefined) throw new Error(`the engine fixture's ${what} is used before the test file's before() ran`);
+    return v;
+  };
+  return {
+    get api() {
+      return ready(api, "engine");
+    },
+    get server() {
+      return ready(server, "model server");
+    },
+    get folder() {
+      return ready(folder, "folder");
+    },
+  };
 }
