@@ -9,24 +9,15 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
 import { chat, textOf } from "../fixtures/requests.js";
-import { runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
+import { cliState, runCli, sandboxDirs, scriptedRun, spawnCli, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
 
-async function run(dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  server.setScript(script);
-  const first = server.requests.length;
-  const r = await runCli(["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt, ...extra], env);
-  const end = r.lines.at(-1);
-  return { ...r, requests: server.requests.slice(first), end, threadId: end?.data?.thread_id as string };
-}
+const run = (dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
+  scriptedRun(server, dirs, script, prompt, extra, env);
 
-async function state(dirs: Dirs, threadId: string): Promise<Record<string, any>> {
-  const r = await runCli(["state", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--thread", threadId]);
-  assert.equal(r.code, 0, r.stderr + r.stdout.slice(-1500));
-  return JSON.parse(r.stdout) as Record<string, any>;
-}
+const state = cliState;
 
 const sha256 = (s: string) => createHash("sha256").update(s, "utf8").digest("hex");
 const toolMessages = (s: Record<string, any>) => (s.messages as Array<Record<string, any>>).filter((m) => m.type === "tool");

@@ -7,27 +7,15 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest, ScriptedReply } from "../fixtures/modelServer.js";
 import { chat, textOf } from "../fixtures/requests.js";
-import { runCli, sandboxDirs, tempDir, useModelServer } from "./helpers/cli.js";
+import { cliState, sandboxDirs, scriptedRun, tempDir, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
 
+const run = (dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
+  scriptedRun(server, dirs, script, prompt, extra, env);
 
-async function run(dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = []) {
-  server.setScript(script);
-  const first = server.requests.length;
-  const r = await runCli(["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt, ...extra]);
-  const end = r.lines.at(-1);
-  return { ...r, requests: server.requests.slice(first), end, threadId: end?.data?.thread_id as string };
-}
-
-async function state(dirs: Dirs, threadId: string): Promise<Record<string, any>> {
-  const r = await runCli(["state", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--thread", threadId]);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as Record<string, any>;
-}
-
-
+const state = cliState;
 
 function imageUrls(req: RecordedRequest): string[] {
   return chat(req).flatMap((m) => (Array.isArray(m.content) ? m.content.filter((b) => b.type === "image_url").map((b) => b.image_url!.url) : []));

@@ -9,23 +9,15 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
 import { chat, textOf } from "../fixtures/requests.js";
-import { runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
+import { sandboxDirs, scriptedRun, scriptedRunArgs, spawnCli, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
 
+const baseArgs = (dirs: Dirs, prompt: string) => scriptedRunArgs(server, dirs, prompt);
 
-const baseArgs = (dirs: Dirs, prompt: string) => ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt];
-
-async function run(dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = []) {
-  server.setScript(script);
-  const first = server.requests.length;
-  const r = await runCli([...baseArgs(dirs, prompt), ...extra]);
-  const end = r.lines.at(-1);
-  return { ...r, requests: server.requests.slice(first), end, threadId: end?.data?.thread_id as string };
-}
-
-
+const run = (dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
+  scriptedRun(server, dirs, script, prompt, extra, env);
 
 /** Resolves when `file` appears in `dir` (an fs event, not a poll). */
 function fileAppears(dir: string, file: string): { ready: Promise<void>; close: () => void } {

@@ -5,26 +5,17 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
 import { chat, textOf } from "../fixtures/requests.js";
-import { runCli, sandboxDirs, useModelServer } from "./helpers/cli.js";
+import { cliState, runCli, sandboxDirs, scriptedRun, scriptedRunArgs, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
 
-const baseArgs = (dirs: Dirs, prompt: string) => ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt];
+const baseArgs = (dirs: Dirs, prompt: string) => scriptedRunArgs(server, dirs, prompt);
 
-async function run(dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = []) {
-  server.setScript(script);
-  const first = server.requests.length;
-  const r = await runCli([...baseArgs(dirs, prompt), ...extra]);
-  const end = r.lines.at(-1);
-  return { ...r, requests: server.requests.slice(first), end, threadId: end?.data?.thread_id as string };
-}
+const run = (dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) =>
+  scriptedRun(server, dirs, script, prompt, extra, env);
 
-async function state(dirs: Dirs, threadId: string): Promise<Record<string, any>> {
-  const r = await runCli(["state", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--thread", threadId]);
-  assert.equal(r.code, 0, r.stderr);
-  return JSON.parse(r.stdout) as Record<string, any>;
-}
+const state = cliState;
 
 const RECOVERY =
   "<system_reminder>\nYour previous response after the tool execution was empty. Review the tool results already present in the conversation and provide a concise, user-visible final response. Do not call another tool unless it is strictly necessary.\n</system_reminder>";

@@ -8,9 +8,10 @@ import { mkdtempSync, existsSync, readFileSync, watch } from "node:fs";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { once } from "node:events";
+import assert from "node:assert/strict";
 import { after, before } from "node:test";
 import { startModelServer } from "../../fixtures/modelServer.js";
-import type { ModelServer } from "../../fixtures/modelServer.js";
+import type { ModelServer, ScriptedReply } from "../../fixtures/modelServer.js";
 
 export const CLI = resolve("dist/cli.js");
 
@@ -134,4 +135,25 @@ export function useModelServer(): ModelServer {
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(current) : value;
     },
   });
+}
+
+/** `deerflow run` against the scripted model server, without the script: the middleware tests' command line. */
+export function scriptedRunArgs(server: ModelServer, dirs: Dirs, prompt: string): string[] {
+  return ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", prompt];
+}
+
+/** Scripts the server, runs one turn through the CLI, and returns the result with this run's requests and its end line. */
+export async function scriptedRun(server: ModelServer, dirs: Dirs, script: ScriptedReply[], prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
+  server.setScript(script);
+  const first = server.requests.length;
+  const r = await runCli([...scriptedRunArgs(server, dirs, prompt), ...extra], env);
+  const end = r.lines.at(-1);
+  return { ...r, requests: server.requests.slice(first), end, threadId: end?.data?.thread_id as string };
+}
+
+/** `deerflow state` of a thread, parsed; fails the test when the CLI does. */
+export async function cliState(dirs: Dirs, threadId: string): Promise<Record<string, any>> {
+  const r = await runCli(["state", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--thread", threadId]);
+  assert.equal(r.code, 0, r.stderr + r.stdout.slice(-1500));
+  return JSON.parse(r.stdout) as Record<string, any>;
 }
