@@ -8,17 +8,22 @@ export function parseJsonc(text: string): unknown {
   return JSON.parse(stripTrailingCommas(stripComments(text.replace(/^\uFEFF/, ""))));
 }
 
+/** The index just past the JSON string that starts at `start` (a `"`), escapes included. */
+function stringEnd(text: string, start: number): number {
+  let i = start + 1;
+  while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
+  return i + 1;
+}
+
 function stripComments(text: string): string {
   let out = "";
   let i = 0;
   while (i < text.length) {
     const ch = text[i] as string;
     if (ch === '"') {
-      const start = i;
-      i += 1;
-      while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
-      i += 1;
-      out += text.slice(start, i);
+      const end = stringEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
     } else if (ch === "/" && text[i + 1] === "/") {
       while (i < text.length && text[i] !== "\n") {
         out += " ";
@@ -43,11 +48,9 @@ function stripTrailingCommas(text: string): string {
   while (i < text.length) {
     const ch = text[i] as string;
     if (ch === '"') {
-      const start = i;
-      i += 1;
-      while (i < text.length && text[i] !== '"') i += text[i] === "\\" ? 2 : 1;
-      i += 1;
-      out += text.slice(start, i);
+      const end = stringEnd(text, i);
+      out += text.slice(i, end);
+      i = end;
     } else if (ch === ",") {
       let j = i + 1;
       while (j < text.length && /\s/.test(text[j] as string)) j += 1;
