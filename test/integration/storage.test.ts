@@ -11,11 +11,10 @@ import { CLI, runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cl
 import type { CliRuntime, Dirs } from "./helpers/cli.js";
 import { SERVER, settings, startHarness } from "./helpers/server.js";
 import { otherRuntime } from "./helpers/runtimes.js";
-import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
+import { nodeSqliteAvailable, storageDriver } from "../../extension/harness/store/sqlite/open.js";
 
 const server = useModelServer();
-const hasNodeSqlite = typeof (process as { getBuiltinModule?: (id: string) => unknown }).getBuiltinModule === "function" &&
-  (process as { getBuiltinModule: (id: string) => unknown }).getBuiltinModule("node:sqlite") !== undefined;
+const hasNodeSqlite = nodeSqliteAvailable();
 
 const base = (d: Dirs) => ["--workspace", d.workspace, "--data-dir", d.dataDir];
 const runArgs = (d: Dirs, prompt: string, extra: string[] = []) => ["run", ...base(d), "--base-url", server.url, "--model", "scripted", "--prompt", prompt, ...extra];

@@ -83,6 +83,11 @@ function loadNodeSqlite(): NodeSqliteModule | undefined {
   }
 }
 
+/** Whether this runtime has node:sqlite unflagged (Node ≥ 22.13; Electron's Node 22). */
+export function nodeSqliteAvailable(): boolean {
+  return loadNodeSqlite() !== undefined;
+}
+
 const firstLine = (s: string): string => s.split("\n", 1)[0]!.trim();
 
 /** Chooses a driver (no caching: see {@link storageDriver}). Exported for tests. */
