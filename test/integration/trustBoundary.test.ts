@@ -240,9 +240,10 @@ test("link loops, links out of the roots and a deep tree: ls, glob, grep and the
         { id: "grep", name: "grep", args: { description: "x", pattern: "needle", path: W } },
         { id: "ls", name: "ls", args: { description: "x", path: W } },
         { id: "globOut", name: "glob", args: { description: "x", pattern: "**", path: "/mnt/user-data/outputs", include_dirs: true } },
-        { id: "write", name: "write_file", args: { description: "x", path: "/mnt/user-data/outputs/result.md", content: "# Result\n" } },
       ],
     },
+    // Its own turn: in the batch above, the parallel glob of outputs could race the write.
+    { toolCalls: [{ id: "write", name: "write_file", args: { description: "x", path: "/mnt/user-data/outputs/result.md", content: "# Result\n" } }] },
     { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/result.md"] } }] },
     { content: "done" },
   ]);
