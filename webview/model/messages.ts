@@ -140,7 +140,24 @@ export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
   const next: MessageView = { ...view, toolCalls: adopted.calls };
   const after = adopted.t;
   const i = after.index.get(key);
-  return i === undefined ? append(after, next) : replaceAt(after, i, next);
+  if (i === undefined) return append(after, next);
+  // A message repeated unchanged (replays, and updates that carry more than they changed) keeps
+  // the thread as it is: copying the list for each would make an update O(thread²).
+  if (after === t && sameView(t.messages[i]!, next)) return t;
+  return replaceAt(after, i, next);
+}
+
+function sameView(a: MessageView, b: MessageView): boolean {
+  return a.role === b.role && a.text === b.text && a.streaming === b.streaming && a.files.join("\n") === b.files.join("\n") &&
+    a.toolCalls.length === b.toolCalls.length &&
+    a.toolCalls.every((c, k) => {
+      const d = b.toolCalls[k]!;
+      return c.id === d.id && c.name === d.name && c.argsText === d.argsText && c.result === d.result && JSON.stringify(c.args) === JSON.stringify(d.args);
+    });
+}
+
+function sameResult(a: ToolResultView | undefined, b: ToolResultView): boolean {
+  return a !== undefined && a.messageId === b.messageId && a.content === b.content && a.status === b.status;
 }
 
 /**
@@ -200,6 +217,7 @@ export function applyToolResult(t: ThreadView, r: ToolResultInput): ThreadView {
   const at = owner === undefined ? undefined : t.index.get(owner);
   const msg = at === undefined ? undefined : t.messages[at];
   if (msg && at !== undefined) {
+    if (msg.toolCalls.every((c) => c.id !== r.toolCallId || sameResult(c.result, result))) return t;
     const calls = msg.toolCalls.map((c) => (c.id === r.toolCallId ? { ...c, result } : c));
     return replaceAt(t, at, { ...msg, toolCalls: calls });
   }

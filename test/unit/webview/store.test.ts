@@ -302,3 +302,19 @@ test("run status follows the latest word, whatever order host status, snapshot a
   s = reduce(s, events({ ...metadata(), run_id: "run-2" }));
   assert.equal(runPhase(s), "running");
 });
+
+test("an update that repeats the history unchanged keeps the thread as it was (no copy per message)", () => {
+  const wire = [
+    human("h1", "q") as never,
+    ai("a1", "looking", [{ id: "c1", name: "ls", args: { path: "/" } }]) as never,
+    toolMsg("t1", "c1", "ls", "a b") as never,
+    ai("a2", "done") as never,
+  ];
+  const shown = run(stateMsg({ messages: wire }));
+  const again = reduce(shown, { type: "events", threadId: T, events: [{ seq: 1, event: "updates", run_id: "r", thread_id: T, data: { n: { messages: wire } } }] });
+  assert.equal(again.thread!.messages, shown.thread!.messages, "the same list: nothing re-renders");
+  const changed = reduce(again, { type: "events", threadId: T, events: [{ seq: 2, event: "updates", run_id: "r", thread_id: T, data: { n: { messages: [toolMsg("t1", "c1", "ls", "a b c")] } } }] });
+  assert.notEqual(changed.thread!.messages, shown.thread!.messages);
+  assert.equal(changed.thread!.messages[1]!.toolCalls[0]!.result?.content, "a b c", "a changed result still applies");
+  assert.equal(changed.thread!.messages[0], shown.thread!.messages[0], "untouched rows keep their identity");
+});
