@@ -7,7 +7,7 @@
  */
 import { Marked } from "marked";
 import DOMPurify from "dompurify";
-import { stableLength } from "../model/markdownSplit.js";
+import { softLength, stableLength } from "../model/markdownSplit.js";
 
 const marked = new Marked({
   gfm: true,
@@ -46,9 +46,22 @@ export function renderMarkdown(text: string): string {
   });
 }
 
+/** Provisional pieces of a streaming paragraph are about this long (see softLength). */
+const SOFT_PIECE_CHARS = 2_000;
+
+interface Block {
+  el: HTMLElement;
+  /** Where its source starts and ends in the text. */
+  start: number;
+  end: number;
+  /** A provisional piece of a paragraph still streaming (see softLength). */
+  soft: boolean;
+}
+
 interface Rendered {
-  /** Source of the stable blocks rendered so far (a prefix of the text). */
+  /** Source of the blocks rendered so far (a prefix of the text). */
   stable: string;
+  blocks: Block[];
   tail: HTMLElement;
   tailText: string;
 }
@@ -57,28 +70,56 @@ const state = new WeakMap<HTMLElement, Rendered>();
 
 /**
  * Renders `text` into `el` incrementally: text that grew past its previous stable prefix only
- * renders the newly stable blocks and the tail; any other change re-renders everything.
+ * renders the newly stable blocks and the tail; any other change re-renders everything. While
+ * `streaming`, a long paragraph is cut into provisional pieces, so a frame parses and lays out a
+ * piece, not the whole paragraph; once that paragraph (or the message) is complete, its pieces
+ * are rendered again as one block, so the finished message renders exactly as marked renders it.
  */
-export function setMarkdown(el: HTMLElement, text: string): void {
-  const cut = stableLength(text);
+export function setMarkdown(el: HTMLElement, text: string, streaming = false): void {
+  const hard = stableLength(text);
   let r = state.get(el);
-  if (!r || !text.startsWith(r.stable) || cut < r.stable.length) {
+  if (r && text.startsWith(r.stable)) {
+    const firstSoft = r.blocks.findIndex((b) => b.soft);
+    const soft = firstSoft < 0 ? undefined : r.blocks[firstSoft]!;
+    if (soft && (!streaming || hard > soft.start)) rewind(r, firstSoft, text);
+  }
+  if (!r || !text.startsWith(r.stable) || hard < hardEnd(r)) {
     el.replaceChildren();
-    r = { stable: "", tail: document.createElement("div"), tailText: "" };
+    r = { stable: "", blocks: [], tail: document.createElement("div"), tailText: "" };
     r.tail.className = "md-block";
     el.append(r.tail);
     state.set(el, r);
   }
-  if (cut > r.stable.length) {
-    const block = document.createElement("div");
-    block.className = "md-block";
-    block.innerHTML = renderMarkdown(text.slice(r.stable.length, cut));
-    el.insertBefore(block, r.tail);
-    r.stable = text.slice(0, cut);
+  if (hard > r.stable.length) addBlock(el, r, text, hard, false);
+  if (streaming) {
+    const soft = softLength(text, r.stable.length, SOFT_PIECE_CHARS);
+    if (soft > r.stable.length) addBlock(el, r, text, soft, true);
   }
-  const tailText = text.slice(cut);
+  const tailText = text.slice(r.stable.length);
   if (tailText !== r.tailText) {
     r.tailText = tailText;
     r.tail.innerHTML = tailText ? renderMarkdown(tailText) : "";
   }
+}
+
+function addBlock(el: HTMLElement, r: Rendered, text: string, end: number, soft: boolean): void {
+  const start = r.stable.length;
+  const block = document.createElement("div");
+  block.className = soft ? "md-block md-soft" : "md-block";
+  block.innerHTML = renderMarkdown(text.slice(start, end));
+  el.insertBefore(block, r.tail);
+  r.blocks.push({ el: block, start, end, soft });
+  r.stable = text.slice(0, end);
+}
+
+/** Drops blocks[from..] (the provisional pieces and what follows): their text renders again. */
+function rewind(r: Rendered, from: number, text: string): void {
+  for (const b of r.blocks.splice(from)) b.el.remove();
+  r.stable = text.slice(0, r.blocks.at(-1)?.end ?? 0);
+}
+
+/** The end of the last block that is not provisional: the text up to there never renders again. */
+function hardEnd(r: Rendered): number {
+  for (let i = r.blocks.length - 1; i >= 0; i--) if (!r.blocks[i]!.soft) return r.blocks[i]!.end;
+  return 0;
 }

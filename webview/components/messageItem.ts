@@ -34,7 +34,7 @@ export function patchRow(row: HTMLElement, prev: MessageView | undefined, m: Mes
   row.toggleAttribute("data-streaming", m.streaming);
   const body = row.querySelector<HTMLElement>(":scope > .msg-body");
   if (body) {
-    setMarkdown(body, m.text);
+    setMarkdown(body, m.text, m.streaming);
     body.hidden = m.text === "";
   }
   const calls = row.querySelector<HTMLElement>(":scope > .msg-calls");
@@ -64,7 +64,7 @@ function fillRow(row: HTMLElement, m: MessageView, ctx: RowContext): void {
       return;
     case "ai": {
       const body = h("div", { class: "msg-body markdown" });
-      setMarkdown(body, m.text);
+      setMarkdown(body, m.text, m.streaming);
       body.hidden = m.text === "";
       const calls = h("div", { class: "msg-calls" });
       patchCalls(calls, m, ctx);

@@ -1,6 +1,6 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { stableLength } from "../../../webview/model/markdownSplit.js";
+import { softLength, stableLength } from "../../../webview/model/markdownSplit.js";
 
 test("the stable prefix ends after the last blank line outside a code fence", () => {
   assert.equal(stableLength(""), 0);
@@ -23,4 +23,19 @@ test("the prefix only grows as text streams in (what the renderer relies on)", (
     assert.ok(n >= last, `shrank at ${i}`);
     last = n;
   }
+});
+
+test("a long streaming paragraph gets a provisional cut before a word, never inside a fence", () => {
+  const para = Array.from({ length: 1000 }, (_, i) => `tok${i}`).join(" ");
+  assert.equal(softLength(para.slice(0, 500), 0, 2000), 0, "short enough: no cut");
+  const cut = softLength(para, 0, 2000);
+  assert.ok(cut > 500 && cut < para.length, `cut at ${cut}`);
+  assert.equal(para[cut - 1], " ");
+  assert.match(para.slice(cut), /^tok\d+/);
+  const intro = "Intro\n\n";
+  const after = softLength(intro + para, intro.length, 2000);
+  assert.ok(after > intro.length, "cuts after the stable prefix");
+  const fenced = "```\n" + para;
+  assert.equal(softLength(fenced, 0, 2000), 0, "inside a fence");
+  assert.equal(softLength("x".repeat(5000), 0, 2000), 0, "no word start: no cut");
 });
