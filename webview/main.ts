@@ -1,8 +1,9 @@
 /**
  * Webview entry (bundled to dist/webview.js). Host messages are validated, folded into the store,
  * and rendered at most once per animation frame, so a burst of token events costs one paint.
- * After each render {threadId, lastSeq} is saved with setState, so a reloaded panel reopens the
- * same thread; the messages themselves come back from the host (state + journal replay).
+ * After a render {threadId, lastSeq} is saved with setState (a new thread at once, lastSeq at most
+ * once a second), so a reloaded panel reopens the same thread; the messages themselves come back
+ * from the host (state + journal replay).
  */
 import "@vscode-elements/elements/dist/vscode-button/index.js";
 import "@vscode-elements/elements/dist/vscode-checkbox/index.js";
@@ -19,6 +20,14 @@ const port = connect();
 let state: PanelState = initialState;
 let frame = 0;
 let saved: SavedState = port.saved();
+// setState is not free: VS Code's webview host stores it (and persists it) on the workbench's
+// thread, which is this document's thread too. While tokens stream lastSeq moves every frame, and
+// saving it each time cost a long task now and then; it only tells the host how far a reloaded
+// document had got (a log line), so it is saved at most once a second. A new thread id is saved
+// at once: it is what a reload reopens.
+const SAVE_EVERY_MS = 1000;
+let pending: SavedState | undefined;
+let saveTimer: ReturnType<typeof setTimeout> | undefined;
 
 const app = new App(document.getElementById("app") ?? document.body, (m) => port.post(m), schedule, () => dispatch(dismissNotice(state)));
 
@@ -41,10 +50,21 @@ function paint(): void {
     console.error("DeerFlow panel: render failed", err);
   }
   const p = persisted(state);
-  if (p.threadId !== saved.threadId || p.lastSeq !== saved.lastSeq) {
-    saved = p;
-    port.save(p);
+  if (p.threadId !== saved.threadId) save(p);
+  else if (p.lastSeq !== saved.lastSeq) pending = p;
+  if (pending && saveTimer === undefined) {
+    saveTimer = setTimeout(() => {
+      if (pending) save(pending);
+    }, SAVE_EVERY_MS);
   }
+}
+
+function save(p: SavedState): void {
+  clearTimeout(saveTimer);
+  saveTimer = undefined;
+  pending = undefined;
+  saved = p;
+  port.save(p);
 }
 
 window.addEventListener("message", (ev: MessageEvent<unknown>) => {
