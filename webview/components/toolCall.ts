@@ -65,29 +65,50 @@ export function renderToolCall(c: ToolCallView, runEnded: boolean, open: Set<str
     testid: "tool-call",
     attrs: { "data-tool-call-id": c.id, "data-tool-name": c.name, "data-status": shown },
   });
-  if (open.has(c.id)) details.open = true;
-  details.addEventListener("toggle", () => {
-    if (details.open) open.add(c.id);
-    else open.delete(c.id);
-  });
+  // The body (arguments and result, up to MAX_RESULT_CHARS) is built when the call is opened:
+  // most calls are never opened, and a long thread's rows carry dozens of them each, so building
+  // every body up front was most of the DOM (and the time) of showing such a thread.
+  let built = false;
+  const build = (): void => {
+    if (built) return;
+    built = true;
+    details.append(
+      h("div", { class: "tool-section", testid: "tool-args" },
+        h("div", { class: "tool-label", text: "Arguments" }),
+        h("pre", { text: argsText(c) || "{}" }),
+      ),
+    );
+    if (c.result) {
+      details.append(h("div", { class: "tool-section", testid: "tool-result" },
+        h("div", { class: "tool-label", text: c.result.status === "error" ? "Error" : "Result" }),
+        h("pre", { text: clip(c.result.content) }),
+      ));
+    }
+  };
   const brief = hint(c);
   details.append(
-    h("summary", { attrs: { "aria-label": `Tool ${c.name || "call"}, ${stateLabel}${brief ? `: ${brief}` : ""}` } },
+    h("summary", {
+      attrs: { "aria-label": `Tool ${c.name || "call"}, ${stateLabel}${brief ? `: ${brief}` : ""}` },
+      // Before the default action opens it, so the body is there in the frame it opens.
+      on: { click: build },
+    },
       icon("tools"),
       h("span", { class: "tool-name", text: c.name || "tool" }),
       brief ? h("span", { class: "tool-hint", text: brief }) : null,
       h("span", { class: "tool-state", attrs: { title: stateLabel } }, stateIcon),
     ),
-    h("div", { class: "tool-section", testid: "tool-args" },
-      h("div", { class: "tool-label", text: "Arguments" }),
-      h("pre", { text: argsText(c) || "{}" }),
-    ),
   );
-  if (c.result) {
-    details.append(h("div", { class: "tool-section", testid: "tool-result" },
-      h("div", { class: "tool-label", text: c.result.status === "error" ? "Error" : "Result" }),
-      h("pre", { text: clip(c.result.content) }),
-    ));
+  if (open.has(c.id)) {
+    build();
+    details.open = true;
   }
+  details.addEventListener("toggle", () => {
+    if (details.open) {
+      build();
+      open.add(c.id);
+    } else {
+      open.delete(c.id);
+    }
+  });
   return details;
 }
