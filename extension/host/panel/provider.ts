@@ -46,6 +46,8 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     this.view = view;
     view.webview.options = { enableScripts: true, enableCommandUris: false, localResourceRoots: localResourceRoots(this.extensionUri) };
     view.webview.html = panelHtml(view.webview, this.extensionUri);
+    // The document takes a while to load; the thread is read meanwhile (ThreadSession.prefetch).
+    this.session.prefetch();
     const post = (msg: HostToWebview): void => {
       void view.webview.postMessage(msg).then(undefined, () => undefined);
     };
@@ -76,6 +78,8 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
         if (!view.visible) {
           this.loaded = false;
           this.session.detach();
+        } else {
+          this.session.prefetch();
         }
       }),
       view.onDidDispose(() => {

@@ -31,6 +31,14 @@ export interface SessionDeps {
   restriction: (folder: vscode.WorkspaceFolder | undefined) => Promise<string | undefined>;
 }
 
+/** What `prefetch` read while the view's document loaded. */
+interface Prefetched {
+  workspaceFolder: string;
+  threadId: string | null;
+  threads: ThreadSummary[];
+  state: Promise<ThreadStateView> | undefined;
+}
+
 export class ThreadSession implements vscode.Disposable {
   private post: (msg: HostToWebview) => void = () => undefined;
   private threadId: string | null = null;
@@ -39,6 +47,7 @@ export class ThreadSession implements vscode.Disposable {
   private sandbox: PanelStatus["sandbox"];
   private attachments: string[] = [];
   private attached = false;
+  private prefetched: Promise<Prefetched | undefined> | undefined;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly deps: SessionDeps) {
@@ -89,6 +98,7 @@ export class ThreadSession implements vscode.Disposable {
   /** The view is hidden or gone: stop following; nothing is lost (replay on `ready`). */
   detach(): void {
     this.attached = false;
+    this.prefetched = undefined;
     this.post = () => undefined;
     void this.feed.drop();
   }
@@ -97,11 +107,41 @@ export class ThreadSession implements vscode.Disposable {
     return this.threadId;
   }
 
+  /**
+   * The view is being shown and its document is loading: read the thread list and the shown
+   * thread's state now, so `ready` finds them (or finds them on the way) instead of asking the
+   * harness only once the document has loaded. A snapshot read early is as good as one read on
+   * `ready`: the subscription continues from its `last_seq`, so nothing after it is missed.
+   */
+  prefetch(): void {
+    const threadId = this.threadId;
+    const read = this.folder(false).then(async (folder) => {
+      if (!folder) return undefined;
+      const workspaceFolder = folder.uri.fsPath;
+      const threads = this.deps.harness.request("threads/list", { workspaceFolder });
+      const state = threadId ? this.deps.harness.request("threads/state", { workspaceFolder, threadId }) : undefined;
+      // Whoever takes it awaits it; one left untaken must not be an unhandled rejection.
+      state?.catch(() => undefined);
+      return { workspaceFolder, threadId, threads: await threads, state };
+    });
+    read.catch(() => undefined);
+    this.prefetched = read;
+  }
+
+  /** The prefetched reads, once, if they are for `workspaceFolder` (undefined when none or failed). */
+  private async takePrefetched(workspaceFolder: string): Promise<Prefetched | undefined> {
+    const read = this.prefetched;
+    this.prefetched = undefined;
+    const got = await read?.catch(() => undefined);
+    return got?.workspaceFolder === workspaceFolder ? got : undefined;
+  }
+
   /** `ready` from the webview: init, then the thread from where the webview left off. */
   async ready(savedThreadId: string | undefined, savedSeq: number | undefined): Promise<void> {
     await this.feed.stop();
     const folder = await this.folder(true);
-    const threads = folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : [];
+    const early = folder ? await this.takePrefetched(folder.uri.fsPath) : undefined;
+    const threads = early?.threads ?? (folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : []);
     const wanted = [savedThreadId, this.threadId].find((id) => id && threads.some((t) => t.thread_id === id));
     this.threadId = wanted ?? threads[0]?.thread_id ?? null;
     const shown = threads.find((t) => t.thread_id === this.threadId);
@@ -114,7 +154,7 @@ export class ThreadSession implements vscode.Disposable {
     // `savedSeq`) is gone with it; only {threadId, lastSeq} survive in its saved state. So the
     // thread comes back as one `state` snapshot, then the journal from there, live.
     if (savedSeq !== undefined) this.deps.log.debug(`Panel reloaded at seq ${savedSeq} of ${this.threadId}; replaying.`);
-    await this.showThread(this.threadId);
+    await this.showThread(this.threadId, early?.threadId === this.threadId ? early.state : undefined);
   }
 
   // ── actions (panel messages and commands) ─────────────────────────────────────────────
@@ -319,10 +359,11 @@ export class ThreadSession implements vscode.Disposable {
     }
   }
 
-  private async showThread(threadId: string): Promise<void> {
+  /** Posts the thread's `state` (read now, or the `read` already under way), then follows it. */
+  private async showThread(threadId: string, read?: Promise<ThreadStateView>): Promise<void> {
     const folder = await this.requireFolder();
     await this.feed.stop();
-    const state = await this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId });
+    const state = await (read ?? this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId }));
     if (this.threadId !== threadId) return;
     // A run in flight has its AI message only in the journal yet: replay from before the run.
     // The snapshot then says it is current up to there, so the webview applies the replayed
