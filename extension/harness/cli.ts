@@ -11,6 +11,7 @@ import { HarnessError } from "./errors.js";
 import { cancelCommand, eventsCommand, runsCommand } from "./cli/runs.js";
 import { devcontainerCommand } from "./cli/devcontainer.js";
 import { deleteCommand } from "./cli/delete.js";
+import { changesCommand, revertCommand } from "./cli/changes.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
@@ -28,6 +29,14 @@ const USAGE = `Usage:
   deerflow delete  --workspace DIR --thread ID [--data-dir DIR]
                    Removes the thread: its messages, runs, events, the viewed images no other
                    thread uses, and its .deerflow/threads/ID folder. Refused while a run is active.
+  deerflow changes --workspace DIR --run ID [--data-dir DIR]
+                   The files the run's file tools (write_file, str_replace) changed, one JSON
+                   line each: path, status added|modified|deleted, before_sha256, after_sha256.
+                   What bash changed is not recorded.
+  deerflow revert  --workspace DIR --run ID [--path P]... [--allow-protected] [--data-dir DIR]
+                   Puts those files back as they were before the run (an added file is removed).
+                   A file changed again since the run is refused and kept (exit 1), the others
+                   are reverted. Refused while a run of the thread is active.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
                    A folder's dev container is brought up only with a configuration you
@@ -55,6 +64,10 @@ async function main(argv: string[]): Promise<number> {
       return deleteCommand(rest);
     case "devcontainer":
       return devcontainerCommand(rest);
+    case "changes":
+      return changesCommand(rest);
+    case "revert":
+      return revertCommand(rest);
     case "help":
     case "--help":
     case "-h":

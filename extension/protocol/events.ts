@@ -3,6 +3,7 @@
  * harness RPC and the panel. Event names are LangGraph/DeerFlow stream names.
  * Type-only: imported by the harness, the host and the webview alike.
  */
+import type { ChangedFile } from "./changes.js";
 
 /** A message as DeerFlow names its fields (`deerflow state`, `updates`, `values`). */
 export interface WireMessage {
@@ -78,6 +79,11 @@ export type RunEvent =
         stop_reason?: "clarification" | "model_length_capped" | "safety_capped" | "loop_capped";
         /** With stop_reason "clarification": DeerFlow's human_input request (the question card). */
         human_input?: Record<string, unknown>;
+        /**
+         * The files the run's file tools changed, as recorded when it ended (protocol/changes.ts;
+         * `changes/list` has the shas). Absent only where no change store is wired (unit tests).
+         */
+        changed_files?: ChangedFile[];
       };
     });
 

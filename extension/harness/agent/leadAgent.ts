@@ -17,6 +17,7 @@ import { viewImageTool } from "../tools/viewImage.js";
 import type { SandboxProvider } from "../sandbox/provider.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
+import type { SandboxFiles } from "../sandbox/files.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -32,6 +33,8 @@ export interface LeadAgentOptions {
   planMode: boolean;
   /** A configured title model; absent → the local title fallback. */
   titleModel?: BaseChatModel;
+  /** The file tools' host files for this run: the change-recording decorator (changes/tracker.ts). */
+  hostFiles?: SandboxFiles;
 }
 
 export function buildLeadTools(o: LeadAgentOptions): StructuredToolInterface[] {
@@ -40,6 +43,7 @@ export function buildLeadTools(o: LeadAgentOptions): StructuredToolInterface[] {
       dirs: o.dirs,
       provider: o.sandboxProvider,
       allowHostCommands: o.allowHostCommands,
+      ...(o.hostFiles ? { hostFiles: o.hostFiles } : {}),
       ...(o.bashTimeoutMs !== undefined ? { bashTimeoutMs: o.bashTimeoutMs } : {}),
     }),
     presentFilesTool(o.dirs),

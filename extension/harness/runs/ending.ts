@@ -16,6 +16,7 @@ import type { Journal } from "./journal.js";
 import { endEvent } from "./runTurn.js";
 import { emptyFacts } from "./delivery.js";
 import type { DeliveryReceipt } from "./delivery.js";
+import { changedFiles, type FileChangeStore } from "../store/fileChanges.js";
 
 export interface EndRequest {
   runId: string;
@@ -39,7 +40,7 @@ export interface Ended {
 
 const isFinal = (s: string): s is FinalRunStatus => (FINAL_STATUSES as readonly string[]).includes(s);
 
-export function endRun(s: { runs: RunStore; journal: Journal }, req: EndRequest): Ended | undefined {
+export function endRun(s: { runs: RunStore; journal: Journal; changes?: FileChangeStore | undefined }, req: EndRequest): Ended | undefined {
   return s.journal.transaction(
     (fn) => s.runs.transaction(fn),
     (): Ended | undefined => {
@@ -52,7 +53,10 @@ export function endRun(s: { runs: RunStore; journal: Journal }, req: EndRequest)
       if (!hasReceipt(s.journal, cur)) {
         s.journal.append({ run_id: cur.run_id, thread_id: cur.thread_id, event: "custom", data: req.receipt ?? { type: "run.delivery", ...emptyFacts() } });
       }
-      const extra = moved || cur.status === req.status ? (req.extra ?? {}) : {};
+      const extra: Record<string, unknown> = moved || cur.status === req.status ? { ...req.extra } : {};
+      // Whatever the status, and whoever ends the run (recovery too): the files its tools changed,
+      // as recorded (the worker re-reads them first; changes/tracker.ts), for "Changed files (n)".
+      if (s.changes) extra.changed_files = changedFiles(s.changes, cur.run_id);
       s.journal.append(endEvent(cur.thread_id, cur.run_id, { status: cur.status, error: cur.error ?? req.error ?? null, usage: cur.usage ?? req.usage ?? null }, extra));
       s.runs.markEnded(cur.run_id);
       return { ...ended, recorded: true };

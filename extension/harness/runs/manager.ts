@@ -13,6 +13,7 @@ import type { RunRecord, RunStore, MultitaskStrategy, NewRun } from "../store/ru
 import { ACTIVE_STATUSES, FINAL_STATUSES } from "../store/runs.js";
 import type { FinalRunStatus } from "../../protocol/events.js";
 import type { Journal } from "./journal.js";
+import type { FileChangeStore } from "../store/fileChanges.js";
 import { isOwnerGone } from "./owner.js";
 import { RunAbort } from "./runTurn.js";
 import { endRun } from "./ending.js";
@@ -36,6 +37,8 @@ export interface Admission {
 export interface RunManagerOptions {
   runs: RunStore;
   journal: Journal;
+  /** The files runs change through the file tools (changes/tracker.ts); each `end` lists them. */
+  changes?: FileChangeStore;
   /** This process's owner id (owner.ts). */
   owner: string;
   leaseTtlMs?: number;
@@ -47,6 +50,7 @@ export interface RunManagerOptions {
 export class RunManager {
   readonly runs: RunStore;
   readonly journal: Journal;
+  readonly changes: FileChangeStore | undefined;
   readonly owner: string;
   readonly leaseTtlMs: number;
   private readonly clock: () => number;
@@ -57,6 +61,7 @@ export class RunManager {
   constructor(o: RunManagerOptions) {
     this.runs = o.runs;
     this.journal = o.journal;
+    this.changes = o.changes;
     this.owner = o.owner;
     this.leaseTtlMs = o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     this.clock = o.clock ?? Date.now;

@@ -15,6 +15,7 @@ export function openRunSystem(store: WorkspaceStore, opts: { leaseTtlMs?: number
   return new RunManager({
     runs: createRunStore(store.db),
     journal: new Journal(createEventStore(store.db), { inTransaction: () => store.db.inTransaction }),
+    changes: store.fileChanges,
     owner: currentOwnerId(),
     dbFile: store.file,
     ...(leaseTtlMs ? { leaseTtlMs } : {}),

@@ -22,6 +22,8 @@ import { checkDelivery, deliveryError, snapshotOutputs, DeliveryCollector } from
 import type { DeliveryReceipt } from "./delivery.js";
 import { endRun } from "./ending.js";
 import { errorMessage, HarnessError } from "../errors.js";
+import { HostFiles } from "../sandbox/files.js";
+import { TrackedFiles } from "../changes/tracker.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -57,6 +59,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
   // This run's present_files results, whatever way it ends: every receipt carries them.
   const delivery = new DeliveryCollector();
   const receiptOf = (): DeliveryReceipt => ({ type: "run.delivery", ...delivery.facts() });
+  let tracker: TrackedFiles | undefined;
   try {
     if (!manager.runs.start(run.run_id, manager.owner, manager.leaseTtlMs)) {
       // Cancelled (or recovered) while pending: it never ran.
@@ -78,6 +81,8 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     if (refusal) return endRefused(manager, run.run_id, ctx.threadId, refusal, receiptOf());
 
     const before = await snapshotOutputs(ctx.dirs, controller.signal);
+    // What the file tools write is recorded with its before-content, for review and revert.
+    tracker = manager.changes ? new TrackedFiles(new HostFiles(ctx.dirs), { store: manager.changes, dirs: ctx.dirs, runId: run.run_id }) : undefined;
     const agent = buildLeadAgent({
       model: createChatModel(ctx.model, { ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}), ...thinkingFromContext(ctx.context) }),
       supportsVision: ctx.model.supportsVision,
@@ -89,6 +94,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       blobs: s.blobs,
       checkpointer: s.checkpointer,
       planMode: ctx.planMode,
+      ...(tracker ? { hostFiles: tracker } : {}),
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, ctx.apiKey ? { apiKey: ctx.apiKey } : {}) } : {}),
     });
     let result: WorkerResult;
@@ -112,6 +118,8 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       clearInterval(heartbeat);
       if (timer) clearTimeout(timer);
     }
+    // Whatever the status: bash may have changed or removed a file since the tool wrote it.
+    await tracker?.settle();
 
     const after = await finalState(agent, ctx.threadId);
     if (s.threads && after.title && s.threads.get(ctx.threadId)?.title !== after.title) {
@@ -144,6 +152,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // Something outside the turn failed (building the agent, reading the final state): the run
     // still ends, as `error`, with its end journaled — never left `running`.
     const message = `The run could not complete: ${errorMessage(err)}`;
+    await tracker?.settle();
     const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: "error", error: message, receipt: receiptOf() });
     return { status: ended?.status ?? "error", error: ended?.error ?? message };
   } finally {

@@ -16,6 +16,7 @@ import { migrations, type Migration } from "./migrations/index.js";
 import { createBlobStore, type BlobStore } from "./blobs.js";
 import { LinearSqliteSaver } from "./checkpointer.js";
 import { createThreadStore, type ThreadStore } from "./threads.js";
+import { createFileChangeStore, type FileChangeStore } from "./fileChanges.js";
 import { storageDriver } from "./sqlite/open.js";
 import type { Db } from "./sqlite/types.js";
 
@@ -136,6 +137,8 @@ export interface WorkspaceStore {
   /** threads of this folder */
   readonly threads: ThreadStore;
   readonly blobs: BlobStore;
+  /** What runs changed through the file tools, with the before-content (changes/). */
+  readonly fileChanges: FileChangeStore;
   readonly checkpointer: LinearSqliteSaver;
   close(): void;
 }
@@ -152,12 +155,14 @@ export function openWorkspaceStore(opts: { dataDir: string; workspaceFolder: str
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (inside(realpathSync(dir))) throw refuse();
   const db = openDatabase(file);
+  const blobs = createBlobStore(db);
   return {
     db,
     workspaceFolder: folder,
     file,
     threads: createThreadStore(db, { workspaceFolder: folder }),
-    blobs: createBlobStore(db),
+    blobs,
+    fileChanges: createFileChangeStore(db, blobs),
     checkpointer: new LinearSqliteSaver(db),
     close: () => db.close(),
   };

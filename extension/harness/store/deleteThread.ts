@@ -5,8 +5,9 @@
  *
  * 1. One IMMEDIATE transaction removes the thread row, its runs, its journal events, its
  *    checkpoints with their message log, values and writes (the checkpointer's own delete
- *    statements, so a checkpoint table added there is covered here too), and the image blobs it
- *    viewed that no other thread refers to. It is refused (`thread_busy`) while a run of the
+ *    statements, so a checkpoint table added there is covered here too), its runs' file changes,
+ *    and the blobs no other thread refers to: the images it viewed and the content files had
+ *    before its runs changed them (`run_file_changes.before_sha256`). It is refused (`thread_busy`) while a run of the
  *    thread has not ended: that run's worker would write checkpoints and events again. The check
  *    and the deletes share the write lock, so no run can be admitted in between (and a run
  *    admitted after it fails: runs reference threads).
@@ -37,7 +38,7 @@ import type { Db, WorkspaceStore } from "./db.js";
 
 export interface DeletedThread {
   threadId: string;
-  /** Image blobs removed: the thread referred to them and no other thread does. */
+  /** Blobs removed (viewed images, before-contents of changed files): the thread referred to them and no other thread does. */
   blobsRemoved: number;
   /**
    * The thread's folder `.deerflow/threads/<id>`: `removed`; `absent` (never created, or already
@@ -73,9 +74,15 @@ function statements(db: Db) {
     threadBlobs: db.prepare<[string, string], { sha256: string }>(
       `SELECT b.sha256 FROM blobs b WHERE ${occursIn("checkpoint_values", "= ?")} OR ${occursIn("checkpoint_writes", "= ?")}`,
     ),
-    usedElsewhere: db.prepare<[string, string, string], { one: number }>(
-      `SELECT 1 AS one FROM blobs b WHERE b.sha256 = ? AND (${occursIn("checkpoint_values", "<> ?")} OR ${occursIn("checkpoint_writes", "<> ?")})`,
+    // The content files had before this thread's runs changed them (store/fileChanges.ts).
+    changeBlobs: db.prepare<[string], { sha256: string }>(
+      "SELECT DISTINCT before_sha256 AS sha256 FROM run_file_changes WHERE thread_id = ? AND before_sha256 IS NOT NULL",
     ),
+    usedElsewhere: db.prepare<[string, string, string, string], { one: number }>(
+      `SELECT 1 AS one FROM blobs b WHERE b.sha256 = ? AND (${occursIn("checkpoint_values", "<> ?")} OR ${occursIn("checkpoint_writes", "<> ?")}
+       OR EXISTS (SELECT 1 FROM run_file_changes f WHERE f.before_sha256 = b.sha256 AND f.thread_id <> ?))`,
+    ),
+    deleteChanges: db.prepare<[string]>("DELETE FROM run_file_changes WHERE thread_id = ?"),
     deleteBlob: db.prepare<[string]>("DELETE FROM blobs WHERE sha256 = ?"),
     deleteEvents: db.prepare<[string]>("DELETE FROM events WHERE thread_id = ?"),
     deleteRuns: db.prepare<[string]>("DELETE FROM runs WHERE thread_id = ?"),
@@ -119,15 +126,18 @@ function deleteRows(db: Db, workspaceFolder: string, threadId: string): number {
       );
     }
     // Before the checkpoint rows go: they are how the thread's blobs are found.
-    const candidates = sql.threadBlobs.all(threadId, threadId).map((r) => r.sha256);
+    const candidates = [
+      ...new Set([...sql.threadBlobs.all(threadId, threadId), ...sql.changeBlobs.all(threadId)].map((r) => r.sha256)),
+    ];
     for (const del of checkpointDeletes) del.run(threadId);
+    sql.deleteChanges.run(threadId);
     sql.deleteEvents.run(threadId);
     sql.deleteRuns.run(threadId);
     sql.deleteThread.run(threadId, workspaceFolder);
     if (candidates.length === 0 || sql.unendedElsewhere.all(threadId).some(mayStillWrite)) return 0;
     let removed = 0;
     for (const hash of candidates) {
-      if (sql.usedElsewhere.get(hash, threadId, threadId)) continue;
+      if (sql.usedElsewhere.get(hash, threadId, threadId, threadId)) continue;
       removed += sql.deleteBlob.run(hash).changes;
     }
     return removed;

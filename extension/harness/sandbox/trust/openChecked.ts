@@ -20,7 +20,7 @@ import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
 import { HarnessError } from "../../errors.js";
 
-const { O_RDONLY, O_WRONLY, O_CREAT, O_EXCL, O_APPEND } = constants;
+const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_APPEND } = constants;
 // Absent on Windows, where links are not the sandbox's tool (the container runs on Linux).
 const O_NOFOLLOW = constants.O_NOFOLLOW ?? 0;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
@@ -121,6 +121,23 @@ export function readFileCheckedSync(path: string, maxBytes = Infinity): Buffer {
     return buffer.subarray(0, read);
   } finally {
     closeSync(fd);
+  }
+}
+
+/**
+ * An existing regular file at `path`, open for reading and writing, checked (never created, never
+ * truncated before the check): for a caller that must read what is there and replace it through
+ * the same descriptor (a revert compares the content with what the run left, then restores). The
+ * caller closes it.
+ */
+export function openForUpdateSync(path: string): number {
+  const fd = openSync(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK);
+  try {
+    checkOpened(fd, path);
+    return fd;
+  } catch (err) {
+    closeSync(fd);
+    throw err;
   }
 }
 

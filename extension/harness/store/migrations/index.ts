@@ -5,6 +5,7 @@
  */
 import { checkpointTablesSql } from "./checkpointTables.js";
 import { runsEventsSql } from "./runsEvents.js";
+import { runFileChangesSql } from "./runFileChanges.js";
 
 export interface Migration {
   /** short name, for errors and the `schema_migrations` audit table */
@@ -91,6 +92,11 @@ CREATE TABLE checkpoint_writes_compact (
 INSERT INTO checkpoint_writes_compact SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, task_path, type, value FROM checkpoint_writes;
 DROP TABLE checkpoint_writes;
 ALTER TABLE checkpoint_writes_compact RENAME TO checkpoint_writes;`,
+  },
+  {
+    name: "run file changes",
+    // What each run did to the files it wrote through the agent's file tools (store/fileChanges.ts).
+    sql: runFileChangesSql,
   },
   // Append new migrations here; never reorder or edit a shipped one.
 ];

@@ -25,6 +25,11 @@ export interface SandboxToolDeps {
   readonly allowHostCommands: boolean;
   /** Per-command wall clock; DeerFlow's sandbox.bash_command_timeout (600 s). */
   readonly bashTimeoutMs?: number;
+  /**
+   * The host file operations of this run, when they are not a plain HostFiles: the worker's
+   * change-recording decorator (changes/tracker.ts). Unused for a sandbox with its own `files`.
+   */
+  readonly hostFiles?: SandboxFiles;
 }
 
 /** The slice of ToolRuntime the sandbox tools read; everything optional so a bare invoke works. */
@@ -82,7 +87,7 @@ export async function runSandboxTool(
   try {
     content = await body({
       sandbox,
-      files: sandbox.files ?? new HostFiles(deps.dirs),
+      files: sandbox.files ?? deps.hostFiles ?? new HostFiles(deps.dirs),
       dirs: deps.dirs,
       signal: runtime?.signal,
     });
