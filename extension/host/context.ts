@@ -10,6 +10,9 @@ import { HarnessClient } from "./harnessClient.js";
 import { DevContainerApprovals } from "./devcontainerApproval.js";
 import { PanelProvider, PANEL_VIEW_ID } from "./panel/provider.js";
 import { ThreadSession } from "./panel/threadSession.js";
+import { ApprovalWaits } from "./review/approvalWaits.js";
+import { PanelReview } from "./review/panelReview.js";
+import { ReviewDocuments } from "./review/reviewDocuments.js";
 import { RunTracker } from "./runTracker.js";
 import { ApiKeys } from "./secrets.js";
 import { apiKeyNames, modelChoices, readSettings } from "./settings.js";
@@ -28,6 +31,8 @@ export interface Ctx {
   readonly runs: RunTracker;
   readonly session: ThreadSession;
   readonly panel: PanelProvider;
+  /** Threads waiting on the user's approval of tool calls (the status bar's "needs approval"). */
+  readonly waits: ApprovalWaits;
   /** "Show Config" / "Allow" when a dev container configuration is not approved yet. */
   readonly approvals: DevContainerApprovals;
   /**
@@ -72,11 +77,14 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
       restriction: (folder) => Promise.resolve(restriction(folder)),
     }),
   );
-  const panel = own(new PanelProvider(extension.extensionUri, session, log));
+  const waits = own(new ApprovalWaits(harness));
+  const docs = own(new ReviewDocuments());
+  const review = new PanelReview({ harness, session, runs, waits, docs, log });
+  const panel = own(new PanelProvider(extension.extensionUri, session, log, review));
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
   const approvals = new DevContainerApprovals(harness, log);
   const commandErrors = own(new vscode.EventEmitter<CommandError>());
-  return { extension, log, harness, keys, runs, session, panel, approvals, commandErrors, settings, restriction };
+  return { extension, log, harness, keys, runs, session, panel, waits, approvals, commandErrors, settings, restriction };
 }
 
 /**

@@ -4,6 +4,7 @@
  * what the host sends — never API keys, never host paths outside the workspace.
  */
 import type { JournalEvent, ThreadStateView, ThreadSummary } from "./rpc.js";
+import type { ReviewToHost, ReviewToWebview } from "./review.js";
 
 export interface ModelChoice {
   name: string;
@@ -29,7 +30,9 @@ export type WebviewToHost =
   | { type: "clearViewedImages" }
   | { type: "selectModel"; name: string }
   | { type: "setPlanMode"; enabled: boolean }
-  | { type: "requestImage"; sha256: string };
+  | { type: "requestImage"; sha256: string }
+  /** Approval cards and changed files (review.ts). */
+  | ReviewToHost;
 
 export interface PanelStatus {
   /** The active run on the shown thread, if any. */
@@ -58,4 +61,5 @@ export type HostToWebview =
   | { type: "attachments"; files: Array<{ name: string; size: number }> }
   | { type: "model"; model: string; planMode: boolean }
   | { type: "image"; sha256: string; dataUrl: string | null }
-  | { type: "error"; message: string };
+  | { type: "error"; message: string }
+  | ReviewToWebview;

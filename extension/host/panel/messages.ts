@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import type { WebviewToHost } from "../../protocol/webview.js";
+import { REVIEW_MESSAGE_SCHEMAS } from "../review/messages.js";
 
 const id = z.string().min(1).max(200);
 /** Virtual paths only: the webview never names a host path. */
@@ -28,6 +29,7 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("selectModel"), name: z.string().min(1).max(200) }),
   z.object({ type: z.literal("setPlanMode"), enabled: z.boolean() }),
   z.object({ type: z.literal("requestImage"), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
+  ...REVIEW_MESSAGE_SCHEMAS,
 ]);
 
 type Parsed = z.infer<typeof WebviewToHostZ>;

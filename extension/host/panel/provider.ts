@@ -11,6 +11,7 @@ import { localResourceRoots, panelHtml } from "./html.js";
 import { parseWebviewMessage } from "./messages.js";
 import { existingHostPathOf } from "./paths.js";
 import type { ThreadSession } from "./threadSession.js";
+import type { PanelReview } from "../review/panelReview.js";
 
 export const PANEL_VIEW_ID = "deerflow.panel";
 
@@ -30,6 +31,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     private readonly extensionUri: vscode.Uri,
     private readonly session: ThreadSession,
     private readonly log: vscode.LogOutputChannel,
+    private readonly review: PanelReview,
   ) {}
 
   get visible(): boolean {
@@ -56,10 +58,11 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
         const parsed = parseWebviewMessage(raw);
         if (!parsed.ok) {
           this.log.warn(parsed.error);
+          post({ type: "error", message: parsed.error });
           return;
         }
         const msg = parsed.message;
-        if (msg.type === "ready") this.session.attach(post);
+        if (msg.type === "ready") this.session.attach(this.review.tap(post));
         void this.session.guard(async () => {
           try {
             await this.dispatch(msg);
@@ -134,6 +137,11 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
         return this.session.setPlanMode(msg.enabled);
       case "requestImage":
         return this.session.image(msg.sha256);
+      case "decide":
+      case "openProposedDiff":
+      case "openChangeDiff":
+      case "revertChanges":
+        return this.review.handle(msg);
     }
   }
 
