@@ -78,7 +78,7 @@ function wire(ctx: Ctx): void {
     vscode.workspace.onDidGrantWorkspaceTrust(() => reconfigure("workspace trust")),
     ctx.keys.onDidChange(() => reconfigure("an API key change")),
     vscode.workspace.onDidChangeWorkspaceFolders(() => void session.refresh()),
-    createRunStatusItem(ctx.runs),
+    createRunStatusItem(ctx.runs, ctx.waits),
     registerSandboxProgress(harness),
     registerRunNotifications({
       harness,
@@ -86,8 +86,24 @@ function wire(ctx: Ctx): void {
       log,
       showing: (threadId) => ctx.panel.visible && session.shownThreadId === threadId,
       openPanel: () => ctx.panel.reveal(),
+      openThread: (threadId) => openThread(ctx, threadId),
     }),
   );
+}
+
+/** Shows the panel (waiting for its document to load) on `threadId`. */
+async function openThread(ctx: Ctx, threadId: string): Promise<void> {
+  const loaded = ctx.panel.ready
+    ? Promise.resolve()
+    : new Promise<void>((resolve) => {
+        const sub = ctx.panel.onDidBecomeReady(() => {
+          sub.dispose();
+          resolve();
+        });
+      });
+  await ctx.panel.reveal();
+  await loaded;
+  if (ctx.session.shownThreadId !== threadId) await ctx.session.selectThread(threadId);
 }
 
 async function startHarness(ctx: Ctx): Promise<void> {

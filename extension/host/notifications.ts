@@ -1,6 +1,6 @@
 /**
- * "Tell me when you need me": a run that ends waiting for the user's answer (clarification), or
- * fails, while the panel is not showing it, raises a notification with a way back to the panel.
+ * "Tell me when you need me": a run that ends waiting for the user's answer (clarification) or
+ * approval of its tool calls, or fails, while the panel is not showing it, raises a notification with a way back to the panel.
  * Successful runs stay quiet: the status bar item disappearing says enough. A run refused because
  * the folder's dev container configuration is not approved asks for the approval instead
  * (devcontainerApproval.ts).
@@ -8,6 +8,7 @@
 import * as vscode from "vscode";
 import type { HarnessClient } from "./harnessClient.js";
 import { CONFIG_UNAPPROVED, reportApprovalFailure, type DevContainerApprovals } from "./devcontainerApproval.js";
+import { describeCalls } from "./review/pending.js";
 
 export interface NotifierDeps {
   harness: HarnessClient;
@@ -16,6 +17,8 @@ export interface NotifierDeps {
   /** Whether the panel is visible and showing this thread. */
   showing: (threadId: string) => boolean;
   openPanel: () => Promise<void>;
+  /** Opens the panel on this thread. */
+  openThread: (threadId: string) => Promise<void>;
 }
 
 export function registerRunNotifications(deps: NotifierDeps): vscode.Disposable {
@@ -27,6 +30,13 @@ export function registerRunNotifications(deps: NotifierDeps): vscode.Disposable 
       return;
     }
     if (deps.showing(p.threadId)) return;
+    if (p.pendingApprovals && p.pendingApprovals.length > 0) {
+      const openIt = "Open";
+      void vscode.window.showWarningMessage(`DeerFlow needs your approval: ${describeCalls(p.pendingApprovals)}`, openIt).then(
+        (choice) => (choice === openIt ? deps.openThread(p.threadId) : undefined),
+      ).then(undefined, (err: unknown) => deps.log.error(`Opening the thread that waits for approval: ${err instanceof Error ? err.message : String(err)}`));
+      return;
+    }
     const open = "Open DeerFlow";
     let shown: Thenable<string | undefined> | undefined;
     if (p.needsUser) {
