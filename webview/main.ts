@@ -10,6 +10,8 @@ import "@vscode-elements/elements/dist/vscode-checkbox/index.js";
 import "@vscode-elements/elements/dist/vscode-single-select/index.js";
 import "@vscode-elements/elements/dist/vscode-option/index.js";
 import { App } from "./components/app.js";
+import { ReviewArea } from "./components/review.js";
+import { parseReviewMessage } from "./components/reviewGuard.js";
 import { parseHostMessage } from "./model/guard.js";
 import { dismissNotice, initialState, persisted, reduce } from "./store.js";
 import type { PanelState } from "./store.js";
@@ -29,7 +31,9 @@ const SAVE_EVERY_MS = 1000;
 let pending: SavedState | undefined;
 let saveTimer: ReturnType<typeof setTimeout> | undefined;
 
-const app = new App(document.getElementById("app") ?? document.body, (m) => port.post(m), schedule, () => dispatch(dismissNotice(state)));
+// Approval cards and changed files keep their own state and draw when their messages arrive.
+const review = new ReviewArea((m) => port.post(m));
+const app = new App(document.getElementById("app") ?? document.body, (m) => port.post(m), schedule, () => dispatch(dismissNotice(state)), [review.root]);
 
 function schedule(): void {
   if (frame === 0) frame = requestAnimationFrame(paint);
@@ -68,6 +72,11 @@ function save(p: SavedState): void {
 }
 
 window.addEventListener("message", (ev: MessageEvent<unknown>) => {
+  const reviewMsg = parseReviewMessage(ev.data);
+  if (reviewMsg) {
+    review.receive(reviewMsg);
+    return;
+  }
   const msg = parseHostMessage(ev.data);
   if (!msg) return;
   try {

@@ -21,7 +21,8 @@ export class App {
   private readonly noticeText = h("span", { class: "notice-text" });
   private readonly notice: HTMLElement;
 
-  constructor(root: HTMLElement, post: (m: WebviewToHost) => void, schedule: () => void, dismiss: () => void) {
+  /** `beforeComposer`: parts that draw themselves (the review area), placed above the composer. */
+  constructor(root: HTMLElement, post: (m: WebviewToHost) => void, schedule: () => void, dismiss: () => void, beforeComposer: readonly HTMLElement[] = []) {
     this.header = new Header(post);
     this.list = new MessageList(schedule);
     this.panels = new ThreadPanels(post);
@@ -34,6 +35,7 @@ export class App {
         this.notice,
         h("main", { class: "messages-wrap" }, this.list.root, this.list.jumpButton),
         this.panels.root,
+        ...beforeComposer,
         this.composer.root,
       ),
     );
