@@ -1,0 +1,158 @@
+/**
+ * Issue 13 in the panel, in a real VS Code (code-server + chromium) against the scripted model
+ * server: a parallel batch of two host bash calls waits for approval, its cards survive a window
+ * reload, one is approved and one rejected (with a reason) in the panel, and the run goes on with
+ * both results; a pending write opens VS Code's diff editor (current ↔ proposed) and, once
+ * approved, shows under "Changed files (1)" with Open Diff (before ↔ now) and Revert, which
+ * restores the file on disk.
+ *
+ * The policy comes from user settings (the only scope it is read from): host commands on, shell
+ * and write "ask". Screenshots go to test-results/vscode/<code-server version>/approvals-*.png.
+ */
+import { after, before, describe, test } from "node:test";
+import assert from "node:assert/strict";
+import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startModelServer } from "../../fixtures/modelServer.js";
+import type { ModelServer } from "../../fixtures/modelServer.js";
+import { scenarioScript, tagged } from "../scenarios.js";
+import type { Scenarios } from "../scenarios.js";
+import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
+import type { DeerFlowSession } from "../deerflow.js";
+import type { Locator } from "playwright-core";
+import { SCREENSHOT_DIR, openWorkbench, screenshot } from "../workbench.js";
+import { defaultCodeServer } from "../codeServers.js";
+
+const ORIGINAL = "Shopping list:\n- apples\n- pears\n";
+const EDITED = "Shopping list:\n- apples\n- pears\n- cherries (added by DeerFlow)\n";
+const ws = (name: string): string => `/mnt/user-data/workspace/${name}`;
+const bash = (id: string, command: string) => ({ id, name: "bash", args: { description: `Run ${id}`, command } });
+
+const SCENARIOS: Scenarios = {
+  batch: [
+    { toolCalls: [bash("call_yes", `echo yes > ${ws("yes.txt")}`), bash("call_no", `echo no > ${ws("no.txt")}`)] },
+    { content: "One command ran and one was rejected." },
+  ],
+  edit: [
+    { toolCalls: [{ id: "call_read", name: "read_file", args: { description: "Read the list", path: ws("notes.txt") } }] },
+    { toolCalls: [{ id: "call_write", name: "write_file", args: { description: "Add cherries", path: ws("notes.txt"), content: EDITED } }] },
+    { content: "The list has cherries now." },
+  ],
+};
+
+describe(`DeerFlow approvals and changed files in VS Code (code-server ${defaultCodeServer()} + chromium)`, () => {
+  let model: ModelServer;
+  let df: DeerFlowSession | undefined;
+  let panel: Panel;
+
+  before(async () => {
+    model = await startModelServer({ script: scenarioScript(SCENARIOS), chunkDelayMs: 5, waitTimeoutMs: 60_000 });
+    df = await startDeerFlow({
+      model,
+      label: "deerflow-vscode-approvals",
+      workspaceFiles: { "notes.txt": ORIGINAL },
+      settings: { "deerflow.allowHostCommands": true, "deerflow.approval.shell": "ask", "deerflow.approval.write": "ask" },
+    });
+    panel = new Panel(df.page);
+  });
+
+  after(async () => {
+    await df?.close();
+    await model?.close();
+  });
+
+  /** Runs `fn`; on failure saves a screenshot and the workbench's logs before rethrowing (as panel.e2e.ts). */
+  async function step(name: string, fn: () => Promise<void>): Promise<void> {
+    try {
+      await fn();
+    } catch (e) {
+      if (df) {
+        await screenshot(df.page, `FAILED-approvals-${name}`).catch(() => undefined);
+        const logs = join(SCREENSHOT_DIR, `FAILED-approvals-${name}-logs`);
+        rmSync(logs, { recursive: true, force: true });
+        cpSync(join(df.cs.userDataDir, "logs"), logs, { recursive: true });
+        writeFileSync(join(logs, "code-server.log"), df.cs.log());
+      }
+      throw e;
+    }
+  }
+
+  async function shows(locator: Locator, what: string, timeout = 30_000): Promise<void> {
+    try {
+      await locator.waitFor({ state: "visible", timeout });
+    } catch (e) {
+      throw new Error(`Not seen within ${timeout / 1000} s: ${what}.`, { cause: e });
+    }
+  }
+
+  const card = (toolCallId: string): Locator => panel.view.locator(`[data-testid="approval-card"][data-tool-call-id="${toolCallId}"]`);
+  const approvals = (): Locator => panel.view.getByTestId("approvals");
+
+  test("a parallel batch of two bash calls: cards survive a reload; approve one, reject one, the run goes on", () =>
+    step("batch", async () => {
+      await panel.open();
+      await panel.send(tagged("batch", "Write yes.txt and no.txt with bash."));
+      await shows(card("call_yes"), "an approval card for the first bash call");
+      await shows(card("call_no"), "an approval card for the second bash call");
+      assert.equal(await card("call_yes").getByTestId("approval-class").textContent(), "shell");
+      assert.match((await card("call_yes").textContent()) ?? "", /echo yes > \/mnt\/user-data\/workspace\/yes\.txt/, "the card shows the command");
+      assert.equal(existsSync(join(df!.cs.workspace, "yes.txt")), false, "nothing ran before the decision");
+      await screenshot(df!.page, "approvals-01-batch-cards");
+
+      // The cards come back from the thread's state after a window reload.
+      await openWorkbench(df!.page, undefined, CONTAINER_TITLE);
+      await panel.open();
+      await shows(card("call_yes"), "the first card after a window reload");
+      await shows(card("call_no"), "the second card after a window reload");
+
+      const asked = model.requests.length;
+      await card("call_yes").getByRole("button", { name: "Approve", exact: true }).click();
+      await shows(card("call_yes").getByTestId("approval-chosen"), "the first card shows it is approved");
+      await shows(panel.view.getByTestId("approval-remaining").filter({ hasText: "1 of 2 decided; waiting on: bash" }), "the bar says one call remains");
+      assert.equal(model.requests.length, asked, "nothing is sent before every call is decided");
+      await screenshot(df!.page, "approvals-02-one-decided");
+      await card("call_no").getByTestId("reject-reason").fill("not this one");
+      await card("call_no").getByRole("button", { name: "Reject", exact: true }).click();
+
+      await shows(panel.message("ai", "One command ran and one was rejected."), "the run goes on after the decision");
+      await approvals().waitFor({ state: "hidden", timeout: 20_000 });
+      await shows(panel.status("success"), "the resumed run ends success");
+      const sent = model.requests.slice(asked).flatMap((r) => r.body?.messages ?? []).filter((m) => m.role === "tool");
+      const result = (id: string): string => JSON.stringify(sent.find((m) => (m as { tool_call_id?: string }).tool_call_id === id)?.content ?? "");
+      assert.match(result("call_no"), /Rejected by the user: not this one/, "the model gets the rejection with its reason");
+      assert.doesNotMatch(result("call_yes"), /Rejected/, "the approved call has its own result");
+      assert.equal(readFileSync(join(df!.cs.workspace, "yes.txt"), "utf8").trim(), "yes", "the approved command ran");
+      assert.equal(existsSync(join(df!.cs.workspace, "no.txt")), false, "the rejected command did not run");
+      await screenshot(df!.page, "approvals-03-decided");
+    }));
+
+  test("a pending write opens a diff; approved, its file is listed under Changed files, diffed and reverted", () =>
+    step("edit", async () => {
+      const notes = join(df!.cs.workspace, "notes.txt");
+      await panel.send(tagged("edit", "Add cherries to notes.txt."));
+      await shows(card("call_write"), "an approval card for the write");
+      await card("call_write").getByRole("button", { name: "Open Diff" }).click();
+      const page = df!.page;
+      await shows(page.locator(".tabs-container .tab", { hasText: "proposed by DeerFlow" }), "the diff editor's tab (current ↔ proposed)");
+      await shows(page.locator(".monaco-diff-editor .editor.modified .view-lines", { hasText: "cherries (added by DeerFlow)" }), "the proposed content in the diff editor");
+      assert.equal(readFileSync(notes, "utf8"), ORIGINAL, "the proposal is not written to disk");
+      await screenshot(page, "approvals-04-proposed-diff");
+
+      await card("call_write").getByRole("button", { name: "Approve", exact: true }).click();
+      await shows(panel.message("ai", "The list has cherries now."), "the run goes on after the write is approved");
+      await shows(panel.status("success"), "the run ends success");
+      assert.equal(readFileSync(notes, "utf8"), EDITED);
+
+      const changed = panel.view.getByTestId("changed-file").filter({ hasText: "notes.txt" }).first();
+      await shows(changed, "notes.txt under Changed files");
+      await shows(panel.view.getByTestId("run-changes").filter({ hasText: "Changed files (1)" }).first(), "the run's Changed files (1)");
+      await changed.getByTestId("open-change-diff").click();
+      await shows(page.locator(".tabs-container .tab", { hasText: "before the run" }), "the diff editor's tab (before ↔ now)");
+      await screenshot(page, "approvals-05-changed-files-diff");
+
+      await changed.getByTestId("revert-file").click();
+      await shows(changed.getByTestId("changed-reverted"), "notes.txt marked reverted");
+      assert.equal(readFileSync(notes, "utf8"), ORIGINAL, "the file on disk is restored");
+      await screenshot(page, "approvals-06-reverted");
+    }));
+});
