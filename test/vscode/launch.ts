@@ -218,6 +218,13 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
     }
   }
   writeFileSync(join(userDataDir, "User", "settings.json"), JSON.stringify({ ...QUIET_SETTINGS, ...CODE_SERVERS[version].settings, ...opts.settings }, null, 2));
+  // The test's own settings are the remote machine's too: code-server's window is remote, and a
+  // machine-scoped setting (deerflow.allowHostCommands, deerflow.approval.*) in the User file was
+  // once seen not applied on 1.139 under load; the remote machine's settings are where it belongs.
+  if (opts.settings) {
+    mkdirSync(join(userDataDir, "Machine"), { recursive: true });
+    writeFileSync(join(userDataDir, "Machine", "settings.json"), JSON.stringify(opts.settings, null, 2));
+  }
   // --config keeps code-server away from ~/.config/code-server/config.yaml (a random password).
   const config = join(runDir, "config.yaml");
   writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);

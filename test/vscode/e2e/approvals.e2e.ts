@@ -20,7 +20,7 @@ import type { Scenarios } from "../scenarios.js";
 import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import type { Locator } from "playwright-core";
-import { SCREENSHOT_DIR, openWorkbench, screenshot } from "../workbench.js";
+import { SCREENSHOT_DIR, openWorkbench, runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 
 const ORIGINAL = "Shopping list:\n- apples\n- pears\n";
@@ -37,6 +37,11 @@ const SCENARIOS: Scenarios = {
     { toolCalls: [{ id: "call_read", name: "read_file", args: { description: "Read the list", path: ws("notes.txt") } }] },
     { toolCalls: [{ id: "call_write", name: "write_file", args: { description: "Add cherries", path: ws("notes.txt"), content: EDITED } }] },
     { content: "The list has cherries now." },
+  ],
+  // Held after its first chunk, so the test can hide the panel before the run pauses.
+  hidden: [
+    { toolCalls: [bash("call_hidden", `echo hidden > ${ws("hidden.txt")}`)], gate: { afterChunks: 1, until: "hidden" } },
+    { content: "It ran after you approved it from the notification." },
   ],
 };
 
@@ -87,6 +92,7 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
 
   const card = (toolCallId: string): Locator => panel.view.locator(`[data-testid="approval-card"][data-tool-call-id="${toolCallId}"]`);
   const approvals = (): Locator => panel.view.getByTestId("approvals");
+  const needsApproval = (): Locator => df!.page.locator(".statusbar-item", { hasText: "DeerFlow: needs approval" });
 
   test("a parallel batch of two bash calls: cards survive a reload; approve one, reject one, the run goes on", () =>
     step("batch", async () => {
@@ -97,6 +103,7 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       assert.equal(await card("call_yes").getByTestId("approval-class").textContent(), "shell");
       assert.match((await card("call_yes").textContent()) ?? "", /echo yes > \/mnt\/user-data\/workspace\/yes\.txt/, "the card shows the command");
       assert.equal(existsSync(join(df!.cs.workspace, "yes.txt")), false, "nothing ran before the decision");
+      await shows(needsApproval(), "the status bar's 'DeerFlow: needs approval'");
       await screenshot(df!.page, "approvals-01-batch-cards");
 
       // The cards come back from the thread's state after a window reload.
@@ -117,6 +124,7 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       await shows(panel.message("ai", "One command ran and one was rejected."), "the run goes on after the decision");
       await approvals().waitFor({ state: "hidden", timeout: 20_000 });
       await shows(panel.status("success"), "the resumed run ends success");
+      await needsApproval().waitFor({ state: "hidden", timeout: 20_000 });
       const sent = model.requests.slice(asked).flatMap((r) => r.body?.messages ?? []).filter((m) => m.role === "tool");
       const result = (id: string): string => JSON.stringify(sent.find((m) => (m as { tool_call_id?: string }).tool_call_id === id)?.content ?? "");
       assert.match(result("call_no"), /Rejected by the user: not this one/, "the model gets the rejection with its reason");
@@ -154,5 +162,27 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       await shows(changed.getByTestId("changed-reverted"), "notes.txt marked reverted");
       assert.equal(readFileSync(notes, "utf8"), ORIGINAL, "the file on disk is restored");
       await screenshot(page, "approvals-06-reverted");
+    }));
+
+  test("a run that pauses while the panel is hidden raises a notification whose Open shows its cards", () =>
+    step("notification", async () => {
+      const page = df!.page;
+      await panel.send(tagged("hidden", "Write hidden.txt with bash."));
+      await model.waitForGate("hidden");
+      await runCommand(page, "View: Show Explorer");
+      await panel.messageBox.waitFor({ state: "detached", timeout: 20_000 });
+      model.gate("hidden").open();
+      const toast = page.locator(".notification-toast", { hasText: "DeerFlow needs your approval: bash" });
+      await shows(toast, "the notification 'DeerFlow needs your approval: bash …'");
+      await shows(needsApproval(), "the status bar's 'DeerFlow: needs approval'");
+      const open = toast.getByRole("button", { name: "Open" });
+      await shows(open, "the notification's Open button");
+      await screenshot(page, "approvals-07-notification");
+      await open.click();
+      await shows(card("call_hidden"), "the paused call's card after Open");
+      await card("call_hidden").getByRole("button", { name: "Approve", exact: true }).click();
+      await shows(panel.message("ai", "It ran after you approved it"), "the run goes on after the approval");
+      await needsApproval().waitFor({ state: "hidden", timeout: 20_000 });
+      assert.equal(readFileSync(join(df!.cs.workspace, "hidden.txt"), "utf8").trim(), "hidden");
     }));
 });
