@@ -4,7 +4,7 @@
  * process, driven from a command line for scripts, CI and tests. Its flags and its JSON Lines
  * output are a contract (README "CLI").
  */
-import { runCommand } from "./cli/run.js";
+import { approveCommand, runCommand } from "./cli/run.js";
 import { stateCommand, threadsCommand } from "./cli/state.js";
 import { UsageError } from "./cli/args.js";
 import { HarnessError } from "./errors.js";
@@ -17,10 +17,23 @@ const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
-                   [--sandbox auto|local|devcontainer] [--data-dir DIR]
+                   [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--data-dir DIR]
+                   --approval sets what runs without asking, per tool class (read, write,
+                   protected, shell, other) as auto, ask or deny; defaults: read=auto,
+                   write=auto, protected=ask, shell=ask on the host (auto in a dev container),
+                   other=ask. A call that asks pauses the run (stop_reason "approval").
+                   A thread waiting on approval refuses a new run unless --multitask interrupt,
+                   which rejects the pending calls first.
                    The API key comes from the environment (OPENAI_API_KEY or the model's
                    api_key_env) or from stdin with --api-key-stdin. --api-key KEY still works
                    but shows the key to other processes (ps), and says so on stderr.
+  deerflow approve --workspace DIR --thread ID (--all approve|reject | [--approve CALL_ID]...
+                   [--reject CALL_ID]...) [--reason TEXT] [--always-allow TOOL]... [--data-dir DIR]
+                   Decides every tool call the thread waits on, then continues the run and
+                   streams like run (same output, same exit codes). Rejected calls answer the
+                   model "Rejected by the user: <reason>". Takes run's model, sandbox and
+                   --approval flags; without them it continues with the paused run's model and
+                   host-command setting.
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
   deerflow threads --workspace DIR [--data-dir DIR]
   deerflow events  --workspace DIR --thread ID [--after SEQ] [--data-dir DIR]
@@ -50,6 +63,8 @@ async function main(argv: string[]): Promise<number> {
   switch (command) {
     case "run":
       return runCommand(rest);
+    case "approve":
+      return approveCommand(rest);
     case "state":
       return stateCommand(rest);
     case "threads":

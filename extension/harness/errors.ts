@@ -33,6 +33,8 @@ export type HarnessErrorCode =
   /** No SQLite driver works on this runtime (better-sqlite3's binary does not load, no node:sqlite). */
   | "storage_unavailable"
   | "thread_busy"
+  /** The thread waits on the user's decision on tool calls (issue 13): decide them, or interrupt. */
+  | "approval_pending"
   | "run_not_found"
   /** Harness RPC: a request's params do not match the protocol (extension/protocol/rpc.ts). */
   | "invalid_params"

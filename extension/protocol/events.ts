@@ -3,6 +3,7 @@
  * harness RPC and the panel. Event names are LangGraph/DeerFlow stream names.
  * Type-only: imported by the harness, the host and the webview alike.
  */
+import type { PendingApproval } from "./approvals.js";
 import type { ChangedFile } from "./changes.js";
 
 /** A message as DeerFlow names its fields (`deerflow state`, `updates`, `values`). */
@@ -74,9 +75,12 @@ export type RunEvent =
          * agent asked the user; DeerFlow's capped completions: "model_length_capped" (the provider
          * cut the answer at its output limit; the text is kept), "safety_capped" (a content filter
          * stopped it; tool calls were dropped and the answer says why), "loop_capped" (repeated tool
-         * calls were force-stopped).
+         * calls were force-stopped), "approval" (tool calls wait on the user's decision; none of
+         * that model turn's calls ran).
          */
-        stop_reason?: "clarification" | "model_length_capped" | "safety_capped" | "loop_capped";
+        stop_reason?: "clarification" | "approval" | "model_length_capped" | "safety_capped" | "loop_capped";
+        /** With stop_reason "approval": the calls of the paused model turn that wait on the user. */
+        pending_approvals?: PendingApproval[];
         /** With stop_reason "clarification": DeerFlow's human_input request (the question card). */
         human_input?: Record<string, unknown>;
         /**

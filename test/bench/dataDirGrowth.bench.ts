@@ -6,6 +6,7 @@
 // harness's storage work), and the conversation's own bytes (what no storage can go below).
 // Goal: ≤ 5 MB at 200 turns, and each 50-turn increment ≤ 1.1× the previous one.
 // BENCH_STORAGE_TURNS changes the number of turns (default 200).
+import { defaultPolicy } from "../../extension/harness/approvals/policy.js";
 import { mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -50,7 +51,7 @@ const bench: Bench = {
       const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
       const manager = openRunSystem(store);
       store.threads.create({ threadId: "growth", workspaceFolder: store.workspaceFolder });
-      const services = { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config: parseHarnessConfig({}, "bench"), allowHostCommands: false };
+      const services = { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config: parseHarnessConfig({}, "bench"), allowHostCommands: false, approvalPolicy: defaultPolicy("local") };
       const worker = { manager, checkpointer: store.checkpointer, blobs: store.blobs, sandboxProvider: new LocalSandboxProvider({ workspaceFolder: workspace }), sandboxKind: "local" as const };
 
       const stockFile = join(mkdtempSync(join(tmpdir(), "deerflow-bench-stock-")), "stock.db");

@@ -5,6 +5,7 @@
 // shape without the seq subquery (the baseline).
 // A tiny SSE server stamps each token with performance.now() when it writes it: same process, same
 // clock, so the difference is the delivery latency.
+import { defaultPolicy } from "../../extension/harness/approvals/policy.js";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { mkdtempSync } from "node:fs";
@@ -93,7 +94,7 @@ async function harnessLatency(url: string): Promise<{ lat: number[]; events: num
     }
   });
   const { admission, context } = startRun(
-    { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config: parseHarnessConfig({}, "bench"), allowHostCommands: false },
+    { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config: parseHarnessConfig({}, "bench"), allowHostCommands: false, approvalPolicy: defaultPolicy("local") },
     { threadId: "bench", prompt: "go", baseURL: url, model: "m" },
   );
   const result = await executeRun(

@@ -50,7 +50,7 @@ test("run: every stdout line is an event with run_id; the last is `end` with thr
   const text = r.lines.filter((l) => l.event === "messages").map((l) => l.data[0].content).join("");
   assert.equal(text.trim(), "Hello from the scripted model.", "token chunks carry the whole answer");
   const s = await state(dirs, r.threadId);
-  assert.deepEqual(Object.keys(s), ["messages", "title", "artifacts", "todos", "uploaded_files", "viewed_images", "thread_data", "sandbox"]);
+  assert.deepEqual(Object.keys(s), ["messages", "title", "artifacts", "todos", "uploaded_files", "viewed_images", "pending_approvals", "approval_always_allow", "thread_data", "sandbox"]);
   assert.deepEqual(s.messages.map((m: any) => m.type), ["human", "ai"]);
   assert.equal(s.messages[1].content, "Hello from the scripted model.");
   assert.equal(s.thread_data.workspace_path, dirs.workspace);
@@ -135,7 +135,9 @@ test("escapes through .., absolute host paths and symlinks are refused, nothing 
     { name: "read_file", args: { description: "symlink read", path: "/mnt/user-data/workspace/link-out" } },
     { name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/../../../../escaped.txt"] } },
   ];
-  const r = await run(dirs, [{ toolCalls: attempts }, { content: "I could not write there." }]);
+  // protected=deny: the write into another thread's folder is a protected path, which would
+  // otherwise pause the turn for the user's decision (approvals.test.ts).
+  const r = await run(dirs, [{ toolCalls: attempts }, { content: "I could not write there." }], ["--approval", "protected=deny"]);
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.end!.data.status, "success");
   assert.deepEqual(readdirSync(outside), [], "nothing written through the absolute path or the symlink");
@@ -169,7 +171,7 @@ test("bash is refused on the local provider unless host commands are allowed, an
     { toolCalls: [{ name: "bash", args: { description: "pwd", command: "echo hi > /mnt/user-data/outputs/hi.txt; pwd" } }] },
     { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/hi.txt"] } }] },
     { content: "ok" },
-  ], ["--allow-host-commands"]);
+  ], ["--allow-host-commands", "--approval", "shell=auto"]);
   assert.equal(allowed.code, 0, allowed.stderr);
   assert.equal(toolResults(allowed.requests[1]!.body)[0]!.content.trim(), "/mnt/user-data/workspace", "the model sees the virtual cwd");
   assert.equal(readFileSync(join(dirs.workspace, ".deerflow", "threads", allowed.threadId, "outputs", "hi.txt"), "utf8"), "hi\n");

@@ -50,7 +50,7 @@ test("a thread left with an unanswered tool call (the CLI killed -9 mid-tool) ru
     },
   ]);
   const first = server.requests.length;
-  const cli = spawnCli([...baseArgs(dirs, "build the project"), "--thread", threadId, "--allow-host-commands"]);
+  const cli = spawnCli([...baseArgs(dirs, "build the project"), "--thread", threadId, "--allow-host-commands", "--approval", "shell=auto"]);
   try {
     const update = await cli.waitFor((l) => l.event === "updates" && JSON.stringify(l.data).includes("call_sleep"));
     assert.ok(!update.__closed, "the CLI ended before the model's tool call arrived");

@@ -135,7 +135,7 @@ test("cancel during a long sandbox command kills it and ends the run interrupted
     { toolCalls: [{ name: "bash", args: { description: "long", command: `echo $$ > ${pidFile}; exec sleep 300` } }] },
     { content: "should not be reached" },
   ]);
-  const p = spawnCli(runArgs(d, "sleep", ["--thread", "cancel-tool", "--allow-host-commands"]));
+  const p = spawnCli(runArgs(d, "sleep", ["--thread", "cancel-tool", "--allow-host-commands", "--approval", "shell=auto"]));
   const runId = await firstRunId(p);
   await p.waitFor((l) => l.event === "updates" && JSON.stringify(l.data).includes("exec sleep 300"));
   // The tool has started once its pid file exists; wait for that file through the workspace.
@@ -156,7 +156,7 @@ for (const when of ["model call", "tool"] as const) {
         ? [{ toolCalls: [{ name: "bash", args: { description: "long", command: "sleep 300" } }] }]
         : [{ content: "partial answer that never ends", gate: { afterChunks: 3, until: `kill-${thread}` } }],
     );
-    const p = spawnCli(runArgs(d, "work", ["--thread", thread, "--allow-host-commands"]));
+    const p = spawnCli(runArgs(d, "work", ["--thread", thread, "--allow-host-commands", "--approval", "shell=auto"]));
     const runId = await firstRunId(p);
     if (when === "tool") await p.waitFor((l) => l.event === "updates" && JSON.stringify(l.data).includes("sleep 300"));
     else await p.waitFor((l) => l.event === "messages" && String(l.data[0]?.content ?? "").length > 0);

@@ -93,21 +93,33 @@ test("writes that would run code on the host are refused by rule, through links 
     ...edits.map(([path, old_str, new_str], i) => ({ id: `e${i}`, name: "str_replace", args: { description: "attack", path, old_str, new_str } })),
     { id: "ok", name: "write_file", args: { description: "a normal file", path: `${W}/src/fine.txt`, content: "fine\n" } },
   ];
-  const r = await run(d, "protected", [{ toolCalls: calls }, { content: "Those paths are protected; please make the change yourself." }]);
+  // The default policy asks before any protected write: the turn pauses with every one of them
+  // listed by its rule, and nothing of the turn runs — not even the ordinary write beside them.
+  const r = await run(d, "protected", [{ toolCalls: calls }]);
   assert.equal(r.code, 0, r.stderr);
-  assert.equal(r.end!.data.status, "success", "the run goes on after the refusals");
-
-  const results = toolResults(r.requests[1]);
+  assert.equal(r.end!.data.stop_reason, "approval");
+  const pending = new Map((r.end!.data.pending_approvals as Array<{ tool_call_id: string; class: string; reason: string }>).map((p) => [p.tool_call_id, p]));
+  assert.equal(pending.has("ok"), false, "an ordinary write does not ask");
   for (const [i, [path, , rule]] of writes.entries()) {
-    const text = results.get(`w${i}`)!;
-    assert.ok(text.startsWith(`Error: Permission denied writing to file: ${path} (Protected path (`), `${path}: ${text}`);
-    assert.ok(text.includes(rule), `${path} names its rule ${rule}: ${text}`);
-    assert.ok(!text.includes(ws) && !text.includes(outside), `no host path: ${text}`);
+    const p = pending.get(`w${i}`);
+    assert.equal(p?.class, "protected", `${path}: ${JSON.stringify(p)}`);
+    assert.ok(p.reason.includes(rule), `${path} names its rule ${rule}: ${p.reason}`);
+    assert.ok(!p.reason.includes(ws) && !p.reason.includes(outside), `no host path: ${p.reason}`);
   }
   for (const [i, [path, , , rule]] of edits.entries()) {
-    const text = results.get(`e${i}`)!;
-    assert.ok(text.startsWith(`Error: Permission denied accessing file: ${path} (Protected path (`), `${path}: ${text}`);
-    assert.ok(text.includes(rule), text);
+    assert.ok(pending.get(`e${i}`)?.reason.includes(rule), `${path}: ${JSON.stringify(pending.get(`e${i}`))}`);
+  }
+  assert.equal(existsSync(join(ws, "src", "fine.txt")), false, "nothing of the paused turn ran");
+
+  // The user rejects them all: the model is told, the ordinary write runs, the run goes on.
+  server.setScript([{ content: "Those paths are protected; please make the change yourself." }]);
+  const first = server.requests.length;
+  const decided = await runCli(["approve", "--workspace", ws, "--data-dir", d.dataDir, "--thread", "protected", "--all", "reject", "--reason", "not these files"]);
+  assert.equal(decided.code, 0, decided.stderr);
+  assert.equal(decided.lines.at(-1)!.data.status, "success", "the run goes on after the refusals");
+  const results = toolResults(server.requests[first]);
+  for (const id of [...writes.keys()].map((i) => `w${i}`).concat([...edits.keys()].map((i) => `e${i}`))) {
+    assert.equal(results.get(id), "Rejected by the user: not these files", id);
   }
   assert.equal(results.get("ok"), "OK");
   assert.equal(readFileSync(join(ws, "src", "fine.txt"), "utf8"), "fine\n");

@@ -18,6 +18,7 @@ import type { SandboxProvider } from "../sandbox/provider.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { SandboxFiles } from "../sandbox/files.js";
+import { defaultPolicy, type ApprovalPolicy } from "../approvals/policy.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -35,14 +36,22 @@ export interface LeadAgentOptions {
   titleModel?: BaseChatModel;
   /** The file tools' host files for this run: the change-recording decorator (changes/tracker.ts). */
   hostFiles?: SandboxFiles;
+  /** Which tool calls run, ask or are refused (approvals/policy.ts); absent → the defaults for the sandbox's kind. */
+  approvalPolicy?: ApprovalPolicy;
+  /**
+   * This run's protected writes the approval middleware cleared, shared with the file tools.
+   * Created per agent when absent.
+   */
+  protectedWritesAllowed?: Set<string>;
 }
 
-export function buildLeadTools(o: LeadAgentOptions): StructuredToolInterface[] {
+export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
   const tools: StructuredToolInterface[] = [
     ...createSandboxTools({
       dirs: o.dirs,
       provider: o.sandboxProvider,
       allowHostCommands: o.allowHostCommands,
+      protectedWritesAllowed: o.protectedWritesAllowed,
       ...(o.hostFiles ? { hostFiles: o.hostFiles } : {}),
       ...(o.bashTimeoutMs !== undefined ? { bashTimeoutMs: o.bashTimeoutMs } : {}),
     }),
@@ -53,7 +62,8 @@ export function buildLeadTools(o: LeadAgentOptions): StructuredToolInterface[] {
   return tools;
 }
 
-export function buildLeadAgent(o: LeadAgentOptions) {
+export function buildLeadAgent(options: LeadAgentOptions) {
+  const o = { ...options, protectedWritesAllowed: options.protectedWritesAllowed ?? new Set<string>() };
   const tools = buildLeadTools(o);
   return createAgent({
     model: o.model,
@@ -72,6 +82,13 @@ export function buildLeadAgent(o: LeadAgentOptions) {
       ...(o.titleModel ? { titleModel: o.titleModel } : {}),
       supportsVision: o.supportsVision,
       planMode: o.planMode,
+      approval: {
+        policy: o.approvalPolicy ?? defaultPolicy(o.sandboxKind),
+        dirs: o.dirs,
+        sandboxKind: o.sandboxKind,
+        allowHostCommands: o.allowHostCommands,
+        protectedWritesAllowed: o.protectedWritesAllowed,
+      },
     }),
     checkpointer: o.checkpointer,
   });

@@ -21,8 +21,10 @@
  *   [7]  DanglingToolCall         ported  — every tool call answered before each model request (request-only)
  *   [8]  LLMErrorHandling         ported  — retries with backoff, `llm_retry` events, readable final
  *                                           failure; the circuit breaker beside it (llmCircuitBreaker.ts)
- *   [9]  Authorization/Guardrail  not yet — no guardrail provider; host commands are gated by
- *                                           deerflow.allowHostCommands and workspace trust instead
+ *   [9]  Authorization/Guardrail  ported as ApprovalMiddleware — every tool call classified
+ *                                           (read/write/protected/shell/other) against the operator's
+ *                                           policy: auto runs, deny refuses, ask pauses the whole turn
+ *                                           until the user decides (a decision is a new run)
  *   [10] SandboxAudit             ported  — bash commands classified before they run: block / warn / pass
  *   [11] ReadBeforeWrite          ported  — writes to an existing file need a read of its current version
  *   [12] ToolProgress             not yet — optional in DeerFlow (off by default)
@@ -80,6 +82,8 @@ import { dynamicContextMiddleware } from "../middlewares/dynamicContext.js";
 import { terminalResponseMiddleware } from "../middlewares/terminalResponse.js";
 import { modelLengthFinishReasonMiddleware } from "../middlewares/modelLengthFinishReason.js";
 import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.js";
+import { approvalMiddleware, type ApprovalOptions } from "../middlewares/approval.js";
+import { defaultPolicy } from "../approvals/policy.js";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -96,9 +100,18 @@ export interface ChainContext {
   loopDetection?: Partial<LoopDetectionOptions>;
   /** Tool output budget (DeerFlow `tool_output.*`); absent → externalise above 12000 chars. */
   toolOutput?: Partial<ToolOutputBudgetOptions>;
+  /** The approval policy and what it needs to classify calls (issue 13); absent → the defaults for a local sandbox without host commands. */
+  approval?: ApprovalOptions;
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
+  const approval: ApprovalOptions = ctx.approval ?? {
+    policy: defaultPolicy("local"),
+    dirs: ctx.dirs,
+    sandboxKind: "local",
+    allowHostCommands: false,
+    protectedWritesAllowed: new Set(),
+  };
   const chain: Array<AgentMiddleware | false | undefined> = [
     inputSanitizationMiddleware(), // [1]
     toolOutputBudgetMiddleware(ctx.dirs, ctx.toolOutput), // [2]
@@ -106,8 +119,9 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
+    approvalMiddleware(approval), // [9]
     sandboxAuditMiddleware(), // [10]
-    readBeforeWriteMiddleware(ctx.dirs), // [11]
+    readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(), // [14]
     ctx.planMode && todoMiddleware(), // [19]

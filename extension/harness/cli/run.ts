@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
-import { loadHarnessConfig } from "../config/harnessConfig.js";
+import { loadHarnessConfig, type HarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel } from "../models/factory.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { createSandboxProvider, parseSandboxChoice } from "../sandbox/select.js";
@@ -19,23 +19,42 @@ import { HarnessError } from "../errors.js";
 import type { StoredEvent } from "../store/events.js";
 import type { RunManager } from "../runs/manager.js";
 import type { RunRecord } from "../store/runs.js";
+import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
+import { parsePolicySpec, type PolicyOverrides } from "../approvals/policy.js";
+import { decideAll } from "../approvals/resume.js";
+import { pausedRunOf, pendingApprovalsOf } from "../runs/gateway.js";
 
-const options = {
+/** Flags of every command that starts a run (`run`, `approve`). */
+const runOptions = {
   workspace: { type: "string" },
-  prompt: { type: "string" },
   thread: { type: "string" },
-  upload: { type: "string", multiple: true },
   model: { type: "string" },
   "base-url": { type: "string" },
   "api-key": { type: "string" },
   "api-key-stdin": { type: "boolean" },
   "plan-mode": { type: "boolean" },
   "allow-host-commands": { type: "boolean" },
+  approval: { type: "string" },
   "data-dir": { type: "string" },
   timeout: { type: "string" },
   "idempotency-key": { type: "string" },
-  multitask: { type: "string" },
   sandbox: { type: "string" },
+} as const;
+
+const options = {
+  ...runOptions,
+  prompt: { type: "string" },
+  upload: { type: "string", multiple: true },
+  multitask: { type: "string" },
+} as const;
+
+const approveOptions = {
+  ...runOptions,
+  all: { type: "string" },
+  approve: { type: "string", multiple: true },
+  reject: { type: "string", multiple: true },
+  "always-allow": { type: "string", multiple: true },
+  reason: { type: "string" },
 } as const;
 
 /** The CLI's line for a journaled event. */
@@ -43,52 +62,129 @@ export function eventLine(e: StoredEvent): Record<string, unknown> {
   return { seq: e.seq, event: e.event, run_id: e.run_id, thread_id: e.thread_id, data: e.data };
 }
 
+type RunFlags = ReturnType<typeof parse<typeof runOptions>>;
+
+/** What the invocation asks for, beyond the flags every run command shares. */
+interface StreamedRunRequest {
+  command: string;
+  threadId: string;
+  createThread: boolean;
+  prompt: string;
+  uploads?: string[];
+  multitask?: "reject" | "interrupt";
+  /** A decision run: the decisions, or a function of the thread's pending calls that builds them. */
+  approvals?: (pending: PendingApproval[]) => ApprovalDecision[];
+}
+
 export async function runCommand(argv: string[]): Promise<number> {
   const v = parse(argv, options, "run");
-  const workspace = workspaceArg(v.workspace, "run");
   const prompt = requireString(v.prompt, "--prompt TEXT", "run");
   if (prompt.trim() === "") throw new UsageError("deerflow run: --prompt is empty");
   const threadId = v.thread ?? randomUUID();
-  try {
-    validateThreadId(threadId);
-  } catch (err) {
-    throw new UsageError(`deerflow run: ${(err as Error).message}`);
-  }
   const uploads = (v.upload ?? []).map((f) => {
     if (!existsSync(f) || !statSync(f).isFile()) throw new UsageError(`deerflow run: --upload ${f} is not a file`);
     return f;
   });
+  const multitask = v.multitask ?? "reject";
+  if (multitask !== "reject" && multitask !== "interrupt") throw new UsageError("deerflow run: --multitask takes reject or interrupt");
+  return streamedRun(v, { command: "run", threadId, createThread: true, prompt, uploads, multitask });
+}
+
+/**
+ * `deerflow approve`: the user's decision on a paused turn's tool calls, as a run that streams
+ * like `run` (same JSON Lines, same exit codes). Every pending call is decided in one command,
+ * or nothing runs (usage error naming the undecided calls). Without --model/--base-url/
+ * --allow-host-commands it resumes with what the paused run had: the decision continues that turn.
+ */
+export async function approveCommand(argv: string[]): Promise<number> {
+  const v = parse(argv, approveOptions, "approve");
+  const threadId = requireString(v.thread, "--thread ID", "approve");
+  const approveIds = v.approve ?? [];
+  const rejectIds = v.reject ?? [];
+  const always = new Set(v["always-allow"] ?? []);
+  if (v.all !== undefined && (approveIds.length > 0 || rejectIds.length > 0)) {
+    throw new UsageError("deerflow approve: use either --all approve|reject or --approve/--reject CALL_ID, not both");
+  }
+  if (v.all !== undefined && v.all !== "approve" && v.all !== "reject") throw new UsageError("deerflow approve: --all takes approve or reject");
+  if (v.all === undefined && approveIds.length === 0 && rejectIds.length === 0) {
+    throw new UsageError("deerflow approve: give --all approve|reject, or --approve CALL_ID / --reject CALL_ID for every pending call");
+  }
+  const both = approveIds.filter((id) => rejectIds.includes(id));
+  if (both.length > 0) throw new UsageError(`deerflow approve: ${both.join(", ")} is both approved and rejected`);
+  const reason = v.reason;
+  const decisions = (pending: PendingApproval[]): ApprovalDecision[] => {
+    const list: ApprovalDecision[] =
+      v.all !== undefined
+        ? decideAll(pending, v.all as "approve" | "reject", reason)
+        : [
+            ...approveIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "approve" })),
+            ...rejectIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "reject", ...(reason ? { reason } : {}) })),
+          ];
+    // --always-allow TOOL: approved calls of that tool stop asking in this thread.
+    return list.map((d) => (d.decision === "approve" && always.has(pending.find((p) => p.tool_call_id === d.tool_call_id)?.name ?? "") ? { ...d, always_allow: true } : d));
+  };
+  return streamedRun(v, { command: "approve", threadId, createThread: false, prompt: "", approvals: decisions });
+}
+
+async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number> {
+  const { command, threadId } = req;
+  const workspace = workspaceArg(v.workspace, command);
+  try {
+    validateThreadId(threadId);
+  } catch (err) {
+    throw new UsageError(`deerflow ${command}: ${(err as Error).message}`);
+  }
   let timeoutMs: number | undefined;
   if (v.timeout !== undefined) {
     timeoutMs = Number(v.timeout) * 1000;
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError("deerflow run: --timeout takes a positive number of seconds");
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new UsageError(`deerflow ${command}: --timeout takes a positive number of seconds`);
   }
-  const multitask = v.multitask ?? "reject";
-  if (multitask !== "reject" && multitask !== "interrupt") throw new UsageError("deerflow run: --multitask takes reject or interrupt");
   const apiKey = await apiKeyArg(v["api-key"], v["api-key-stdin"] ?? false);
   const dataDir = v["data-dir"] ?? defaultDataDir();
   let sandboxChoice: SandboxChoice | undefined;
+  let approval: PolicyOverrides | undefined;
   try {
     if (v.sandbox !== undefined) sandboxChoice = parseSandboxChoice(v.sandbox);
+    if (v.approval !== undefined) approval = parsePolicySpec(v.approval);
   } catch (err) {
-    throw new UsageError(`deerflow run: ${(err as Error).message}`);
+    throw new UsageError(`deerflow ${command}: ${(err as Error).message}`);
   }
   let config;
   try {
     config = loadHarnessConfig(dataDir);
-    // Resolve once here so a bad model is a usage error before anything is written.
-    resolveModel(config, { ...(v.model ? { name: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) });
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow run: ${err.message}`);
+    if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
     throw err;
   }
 
+  // A new message: a bad model is a usage error before anything is written. A decision's model
+  // may come from the paused run, known once the store is open.
+  if (!req.approvals) checkModel(config, command, v.model, v["base-url"]);
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
   let shutdownSandbox: (() => Promise<void>) | undefined;
   let cancelOnSignal: ((sig: NodeJS.Signals) => void) | undefined;
   try {
+    // A decision continues the paused turn: by default with that run's model and host-command consent.
+    let model = v.model;
+    let baseURL = v["base-url"];
+    let allowHostCommands = v["allow-host-commands"];
+    let approvals: ApprovalDecision[] | undefined;
+    if (req.approvals) {
+      const thread = store.threads.get(threadId);
+      if (!thread) throw new UsageError(`deerflow ${command}: no thread ${threadId} in this workspace`);
+      const pending = pendingApprovalsOf(thread);
+      if (pending.length === 0) throw new UsageError(`deerflow ${command}: thread ${threadId} has no tool calls waiting for approval`);
+      approvals = req.approvals(pending);
+      const paused = pausedRunOf(thread);
+      if (paused && model === undefined && baseURL === undefined) {
+        model = paused.model;
+        baseURL = paused.base_url;
+      }
+      if (paused && allowHostCommands === undefined) allowHostCommands = paused.allow_host_commands;
+    }
+    if (req.approvals) checkModel(config, command, model, baseURL);
     let launched;
     try {
       launched = launchRun(
@@ -106,26 +202,28 @@ export async function runCommand(argv: string[]): Promise<number> {
             try {
               sandbox = createSandboxProvider(sandboxChoice ?? config.sandbox.provider, { workspaceFolder: workspace, dataDir });
             } catch (err) {
-              if (err instanceof HarnessError) throw new UsageError(`deerflow run: ${err.message}`);
+              if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
               throw err;
             }
             const provider = sandbox.provider;
             shutdownSandbox = () => provider.shutdown?.() ?? Promise.resolve();
-            return { ...sandbox, allowHostCommands: v["allow-host-commands"] ?? config.sandbox.allow_host_commands };
+            return { ...sandbox, allowHostCommands: allowHostCommands ?? config.sandbox.allow_host_commands };
           },
           bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
+          approval: { ...config.approval, ...approval },
         },
         {
           threadId,
-          createThread: true,
-          prompt,
-          uploads,
-          ...(v.model ? { model: v.model } : {}),
-          ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
+          createThread: req.createThread,
+          prompt: req.prompt,
+          uploads: req.uploads ?? [],
+          ...(approvals ? { approvals } : {}),
+          ...(model ? { model } : {}),
+          ...(baseURL ? { baseURL } : {}),
           ...(apiKey ? { apiKey } : {}),
           planMode: v["plan-mode"] ?? false,
           ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}),
-          multitask,
+          multitask: req.multitask ?? "reject",
           ...(timeoutMs ? { timeoutMs } : {}),
         },
         {
@@ -143,13 +241,14 @@ export async function runCommand(argv: string[]): Promise<number> {
         },
       );
     } catch (err) {
-      if (err instanceof HarnessError && err.code === "thread_busy") {
-        process.stderr.write(`deerflow run: ${err.message}\n`);
+      // Refused because of the thread's state, not the request: busy, or waiting on a decision.
+      if (err instanceof HarnessError && (err.code === "thread_busy" || err.code === "approval_pending")) {
+        process.stderr.write(`deerflow ${command}: ${err.message}\n`);
         return 1;
       }
       // What startRun refuses from the request itself is the caller's mistake: a usage error.
-      if (err instanceof HarnessError && (err.code === "usage" || err.code === "unknown_model" || err.code === "no_models")) {
-        throw new UsageError(`deerflow run: ${err.message}`);
+      if (err instanceof HarnessError && (err.code === "usage" || err.code === "unknown_model" || err.code === "no_models" || err.code === "thread_not_found")) {
+        throw new UsageError(`deerflow ${command}: ${err.message}`);
       }
       throw err;
     }
@@ -174,13 +273,22 @@ export async function runCommand(argv: string[]): Promise<number> {
   }
 }
 
+function checkModel(config: HarnessConfig, command: string, model: string | undefined, baseURL: string | undefined): void {
+  try {
+    resolveModel(config, { ...(model ? { name: model } : {}), ...(baseURL ? { baseURL } : {}) });
+  } catch (err) {
+    if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
+    throw err;
+  }
+}
+
 /**
  * The key from `--api-key-stdin` (all of stdin, the trailing newline dropped) or, with a warning,
  * from `--api-key`: a command line is readable by every process on the machine (ps, /proc).
  * Neither: undefined, and the model's key comes from the environment.
  */
 async function apiKeyArg(flag: string | undefined, fromStdin: boolean): Promise<string | undefined> {
-  if (flag !== undefined && fromStdin) throw new UsageError("deerflow run: use either --api-key or --api-key-stdin, not both");
+  if (flag !== undefined && fromStdin) throw new UsageError("deerflow: use either --api-key or --api-key-stdin, not both");
   if (flag !== undefined) {
     process.stderr.write(
       "deerflow run: warning: --api-key puts the key on the command line, where other processes on this machine can read it; " +

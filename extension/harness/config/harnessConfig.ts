@@ -51,6 +51,18 @@ export const HarnessConfigZ = z.object({
       bash_timeout_seconds: z.number().positive().default(600),
     })
     .default({ provider: "auto", allow_host_commands: false, bash_timeout_seconds: 600 }),
+  /** The approval policy per tool class (issue 13); unnamed classes keep their defaults. */
+  approval: z
+    .object({
+      read: z.enum(["auto", "ask", "deny"]),
+      write: z.enum(["auto", "ask", "deny"]),
+      protected: z.enum(["auto", "ask", "deny"]),
+      shell: z.enum(["auto", "ask", "deny"]),
+      other: z.enum(["auto", "ask", "deny"]),
+    })
+    .partial()
+    .strict()
+    .default({}),
   /** DeerFlow `llm_call.*`: retries of a failed model call, and a cap on simultaneous calls per endpoint (0 = none). */
   llm_call: z
     .object({

@@ -75,16 +75,20 @@ function resultMessage(result: unknown): ToolMessage | undefined {
   return undefined;
 }
 
-function refusedByBoundary(path: string, dirs: ThreadDirs): boolean {
+function refusedByBoundary(path: string, dirs: ThreadDirs, allowProtected: boolean): boolean {
   try {
-    resolveWritePath(path, dirs);
+    resolveWritePath(path, dirs, { allowProtected });
     return false;
   } catch (err) {
     return isPathRefusal(err);
   }
 }
 
-export function readBeforeWriteMiddleware(dirs: ThreadDirs) {
+/**
+ * `protectedWritesAllowed`: the calls the approval middleware (outside this one) cleared to write
+ * a protected path; for them the boundary does not refuse, so the read-before-write rule applies.
+ */
+export function readBeforeWriteMiddleware(dirs: ThreadDirs, protectedWritesAllowed: ReadonlySet<string> = new Set()) {
   const files = new HostFiles(dirs);
   /** The file's current content, null when it does not exist, undefined when it cannot be inspected. */
   const current = async (path: string): Promise<string | null | undefined> => {
@@ -106,7 +110,8 @@ export function readBeforeWriteMiddleware(dirs: ThreadDirs) {
         // The trust boundary speaks first: a write it refuses (a protected path, a path outside
         // the roots, a redirected thread folder) goes to the tool, which refuses it naming the
         // rule, rather than being told to read the file first.
-        if (refusedByBoundary(path, dirs)) return handler(request);
+        const allowProtected = request.toolCall.id !== undefined && protectedWritesAllowed.has(request.toolCall.id);
+        if (refusedByBoundary(path, dirs, allowProtected)) return handler(request);
         return withLock(key, async () => {
           const now = await current(path);
           if (typeof now !== "string") return handler(request); // new file, or fail open

@@ -26,6 +26,8 @@ export interface ResolvedModel {
   temperature?: number;
   /** Where the key comes from: an env var name, or "inline" for `--api-key`. Never the key itself. */
   apiKeySource: string;
+  /** The operator's own `--base-url` endpoint, not a configured model. */
+  adHoc?: boolean;
 }
 
 export interface ModelRequest {
@@ -61,6 +63,7 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
       supportsVision: true,
       supportsThinking: false,
       apiKeySource: "OPENAI_API_KEY",
+      adHoc: true,
     };
   }
   const models = config.models.length > 0 ? config.models : [envDefaultModel(env)].filter((m): m is ModelConfig => m !== undefined);

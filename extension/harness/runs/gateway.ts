@@ -14,11 +14,18 @@ import type { UploadedFile } from "../state/threadState.js";
 import type { Admission, RunManager } from "./manager.js";
 import { ensureThreadDirs, validateThreadId } from "../threads/threadDirs.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
+import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
+import type { ApprovalPolicy } from "../approvals/policy.js";
+import { checkDecisions, decideAll, describePending } from "../approvals/resume.js";
+import type { ThreadRecord } from "../store/threads.js";
 
 /** What a client may ask for. Everything else about a run is decided here. */
 export interface StartRunRequest {
   threadId: string;
+  /** The user's message; may be empty only for a run that carries approval decisions. */
   prompt: string;
+  /** The user's decisions on the thread's paused tool calls (issue 13): every pending call, once. */
+  approvals?: ApprovalDecision[];
   files?: UploadedFile[];
   model?: string;
   /** The operator's own ad-hoc endpoint (CLI `--base-url`); allowed for that invocation only. */
@@ -45,6 +52,10 @@ export interface RunContext {
   apiKey?: string;
   planMode: boolean;
   allowHostCommands: boolean;
+  /** Which tool calls run, ask or are refused: the operator's, never the client's. */
+  approvalPolicy: ApprovalPolicy;
+  /** Decisions this run carries on the thread's paused tool calls (checked against the checkpoint again). */
+  approvals?: ApprovalDecision[];
   timeoutMs?: number;
   prompt: string;
   files: UploadedFile[];
@@ -79,6 +90,28 @@ export interface GatewayServices {
   config: HarnessConfig;
   /** The operator allowed host commands (CLI flag or setting) — never the client. */
   allowHostCommands: boolean;
+  /** The operator's approval policy for this run's sandbox (CLI flag, config, user/machine settings). */
+  approvalPolicy: ApprovalPolicy;
+}
+
+/** What the run that paused on approvals ran with, so a decision can continue the same turn (CLI). */
+export interface PausedRun {
+  run_id: string;
+  model: string;
+  /** Only for an ad-hoc endpoint (`--base-url`), which has no configured name to find it by. */
+  base_url?: string;
+  allow_host_commands: boolean;
+}
+
+export function pausedRunOf(thread: ThreadRecord): PausedRun | undefined {
+  const p = thread.metadata.paused_run as Partial<PausedRun> | undefined;
+  return p && typeof p.model === "string" && typeof p.run_id === "string" ? (p as PausedRun) : undefined;
+}
+
+/** The calls a thread waits on, as the worker mirrored them from the checkpoint into the thread row. */
+export function pendingApprovalsOf(thread: ThreadRecord): PendingApproval[] {
+  const p = thread.metadata.pending_approvals;
+  return Array.isArray(p) ? (p as PendingApproval[]) : [];
 }
 
 export function startRun(s: GatewayServices, req: StartRunRequest): { admission: Admission; context: RunContext } {
@@ -88,7 +121,24 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
   if (thread.workspaceFolder !== s.workspaceFolder) {
     throw new HarnessError("workspace_mismatch", `Thread ${req.threadId} belongs to another workspace folder.`);
   }
-  if (typeof req.prompt !== "string" || req.prompt.trim() === "") throw new HarnessError("usage", "A run needs a non-empty prompt.");
+  if (typeof req.prompt !== "string") throw new HarnessError("usage", "A run needs a prompt.");
+  // A thread paused on tool calls takes a decision first: every pending call, approved or
+  // rejected. A new message with `interrupt` rejects them all first; without it, it is refused.
+  const pending = pendingApprovalsOf(thread);
+  let approvals = req.approvals;
+  if (approvals) {
+    checkDecisions(pending, approvals);
+  } else if (pending.length > 0) {
+    if (req.multitask !== "interrupt") {
+      throw new HarnessError(
+        "approval_pending",
+        `Thread ${req.threadId} is waiting for approval of ${describePending(pending)}. ` +
+          "Decide them first (deerflow approve), or start the run with --multitask interrupt to reject them.",
+      );
+    }
+    approvals = decideAll(pending, "reject", "the user sent a new message instead");
+  }
+  if (req.prompt.trim() === "" && !approvals) throw new HarnessError("usage", "A run needs a non-empty prompt.");
   // The whitelist: a configured model, or the operator's explicit ad-hoc endpoint.
   const model = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
   const titleModel = s.config.title_model ? resolveModel(s.config, { name: s.config.title_model }) : undefined;
@@ -108,7 +158,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
     idempotency_key: req.idempotencyKey ?? null,
     model: model.name,
     // What is stored is what the journal and the panel may show: no keys, no host paths.
-    input: { prompt, files, plan_mode: planMode },
+    input: { prompt, files, plan_mode: planMode, ...(approvals ? { approvals: scrubSecrets(approvals) } : {}) },
     context,
   });
   const run = admission.run;
@@ -124,6 +174,8 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       ...(req.apiKey ? { apiKey: req.apiKey } : {}),
       planMode,
       allowHostCommands: s.allowHostCommands,
+      approvalPolicy: s.approvalPolicy,
+      ...(approvals ? { approvals } : {}),
       ...(req.timeoutMs ? { timeoutMs: req.timeoutMs } : {}),
       prompt: req.prompt,
       files,

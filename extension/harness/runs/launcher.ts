@@ -34,6 +34,7 @@ import type { Admission, RunManager } from "./manager.js";
 import { executeRun } from "./worker.js";
 import type { WorkerResult } from "./worker.js";
 import { endRun } from "./ending.js";
+import { resolvePolicy, type PolicyOverrides } from "../approvals/policy.js";
 
 export interface LaunchSandbox {
   provider: SandboxProvider;
@@ -52,6 +53,8 @@ export interface LaunchServices {
   /** The run's sandbox, asked once the request passed its checks and before admission. */
   sandbox: () => LaunchSandbox;
   bashTimeoutMs?: number;
+  /** The operator's approval policy (CLI `--approval`, config, user/machine settings); unnamed classes keep the defaults for the sandbox's kind. */
+  approval?: PolicyOverrides;
 }
 
 export interface LaunchRequest extends Omit<StartRunRequest, "files" | "apiKey"> {
@@ -106,7 +109,14 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
   // 3. The choke point.
   const { uploads: _u, createThread: _c, apiKey: _k, files: _f, ...rest } = req;
   const { admission, context } = startRun(
-    { workspaceFolder: s.workspaceFolder, threads: s.threads, manager: s.manager, config: s.config, allowHostCommands: sandbox.allowHostCommands },
+    {
+      workspaceFolder: s.workspaceFolder,
+      threads: s.threads,
+      manager: s.manager,
+      config: s.config,
+      allowHostCommands: sandbox.allowHostCommands,
+      approvalPolicy: resolvePolicy(sandbox.kind, s.approval),
+    },
     { ...rest, files, ...(apiKey ? { apiKey } : {}) },
   );
   // The same idempotency key: the same run, never a second execution.

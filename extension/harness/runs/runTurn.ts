@@ -17,6 +17,8 @@ import type { UploadedFile } from "../state/threadState.js";
 import { toWireChunk, toWireMessage, wireValue } from "./wire.js";
 import { randomUUID } from "node:crypto";
 import { errorMessage } from "../errors.js";
+import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
+import { RESUME_CONFIG_KEY, resumeInput } from "../approvals/resume.js";
 
 export interface TurnRequest {
   agent: LeadAgent;
@@ -26,6 +28,11 @@ export interface TurnRequest {
   prompt: string;
   /** Files uploaded with this message (already copied into the thread's uploads). */
   files?: UploadedFile[];
+  /**
+   * The user's decisions on the thread's paused tool calls: checked against the checkpoint, then
+   * the run starts with them (approvals/resume.ts). With an empty prompt, no new message.
+   */
+  approvals?: ApprovalDecision[];
   sandboxProvider: SandboxProvider;
   sandboxKind: string;
   signal: AbortSignal;
@@ -63,14 +70,30 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
 
   // An id of our own: the journal names the input message before the reducer would assign one,
   // and a middleware that edits it (Uploads) replaces it by this id.
-  const human = new HumanMessage({
-    id: randomUUID(),
-    content: req.prompt,
-    additional_kwargs: req.files && req.files.length > 0 ? { files: req.files } : {},
-  });
+  const human =
+    req.prompt.trim() === ""
+      ? undefined
+      : new HumanMessage({
+          id: randomUUID(),
+          content: req.prompt,
+          additional_kwargs: req.files && req.files.length > 0 ? { files: req.files } : {},
+        });
+  let input: Record<string, unknown> = { messages: human ? [human] : [] };
+  let configurable: Record<string, unknown> = config.configurable;
+  if (req.approvals) {
+    // Decided against what the checkpoint says the thread waits on, not what the client believed.
+    const snap = await agent.graph.getState(config);
+    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: string[] | null };
+    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow ?? []);
+    emit({ ...base, event: "custom", data: { type: "approval_decided", decisions: req.approvals } });
+    input = { ...decided.input, messages: [...decided.input.messages, ...(human ? [human] : [])] };
+    configurable = { ...configurable, [RESUME_CONFIG_KEY]: decided.resume };
+  }
   // The run's input, journaled as the `__start__` node's update: with updates carrying deltas
-  // (./updateDeltas.ts) no middleware re-sends it, and a follower must still see the prompt.
-  emit({ ...base, event: "updates", data: { __start__: { messages: [toWireMessage(human)] } } });
+  // (./updateDeltas.ts) no middleware re-sends it, and a follower must still see the prompt (and
+  // the rejections a decision answers calls with).
+  const inputMessages = input.messages as BaseMessage[];
+  if (inputMessages.length > 0) emit({ ...base, event: "updates", data: { __start__: { messages: inputMessages.map((m) => toWireMessage(m)) } } });
 
   let result: TurnResult = { status: "success" };
   const usage = new RunUsageCollector();
@@ -89,8 +112,8 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   const startedAfter = compaction?.latestRootCheckpointId(threadId);
   try {
     const stream = await agent.graph.stream(
-      { messages: [human] },
-      { ...config, streamMode: ["values", "updates", "messages", "custom"] as const },
+      input,
+      { ...config, configurable, streamMode: ["values", "updates", "messages", "custom"] as const },
     );
     for await (const item of stream) {
       const [mode, payload] = item as [string, unknown];
@@ -115,7 +138,8 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           // business channel and the message count as they were.
           // Business channels only: a middleware's private channel (`_loop_detection`, …) is its
           // bookkeeping, grows with the thread, and is nobody's to read.
-          const business = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("_")));
+          // `jumpTo` is createAgent's routing scratch, not state anyone reads.
+          const business = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("_") && k !== "jumpTo"));
           const data = { ...(wireValue(business) as Record<string, unknown>), message_count: messages?.length ?? 0 };
           const text = JSON.stringify(data);
           if (text !== lastValues) {

@@ -24,6 +24,7 @@ import { endRun } from "./ending.js";
 import { errorMessage, HarnessError } from "../errors.js";
 import { HostFiles } from "../sandbox/files.js";
 import { TrackedFiles } from "../changes/tracker.js";
+import type { PendingApproval } from "../../protocol/approvals.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -95,6 +96,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       checkpointer: s.checkpointer,
       planMode: ctx.planMode,
       ...(tracker ? { hostFiles: tracker } : {}),
+      approvalPolicy: ctx.approvalPolicy,
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, ctx.apiKey ? { apiKey: ctx.apiKey } : {}) } : {}),
     });
     let result: WorkerResult;
@@ -106,6 +108,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
         modelName: ctx.model.name,
         prompt: ctx.prompt,
         files: ctx.files,
+        ...(ctx.approvals ? { approvals: ctx.approvals } : {}),
         sandboxProvider: s.sandboxProvider,
         sandboxKind: s.sandboxKind,
         signal: controller.signal,
@@ -125,6 +128,22 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     if (s.threads && after.title && s.threads.get(ctx.threadId)?.title !== after.title) {
       s.threads.rename(ctx.threadId, after.title);
     }
+    // The thread row mirrors what the checkpoint says the thread waits on, so startRun can refuse
+    // a new message (and a panel can show the cards) without reading the checkpoint.
+    const paused = after.pendingApprovals.length > 0;
+    s.threads?.setMetadata(ctx.threadId, "pending_approvals", paused ? after.pendingApprovals : undefined);
+    s.threads?.setMetadata(
+      ctx.threadId,
+      "paused_run",
+      paused
+        ? {
+            run_id: run.run_id,
+            model: ctx.model.name,
+            ...(ctx.model.adHoc && ctx.model.baseURL ? { base_url: ctx.model.baseURL } : {}),
+            allow_host_commands: ctx.allowHostCommands,
+          }
+        : undefined,
+    );
     const extra: Record<string, unknown> = {};
     if (result.status === "success" && after.clarification) {
       extra.stop_reason = "clarification";
@@ -133,6 +152,11 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // A guard middleware stamped why the final answer is capped (ModelLength, Safety, LoopDetection).
     if (result.status === "success" && after.stopReason) extra.stop_reason = after.stopReason;
     // A middleware saved DeerFlow's error fallback as the answer (TerminalResponse): visible, but a failure.
+    // Paused on tool calls the user decides: none of that turn's calls ran.
+    if (result.status === "success" && after.pendingApprovals.length > 0) {
+      extra.stop_reason = "approval";
+      extra.pending_approvals = after.pendingApprovals;
+    }
     if (result.status === "success" && after.errorFallback) result = { ...result, status: "error", error: after.errorFallback };
     // Outputs are verified only for a run that finished its turn (DeerFlow): an error, a cancel
     // or a timeout still gets its receipt, with this run's delivery facts.
@@ -185,6 +209,8 @@ function endRefused(manager: RunManager, runId: string, threadId: string, refusa
 
 interface FinalState {
   artifacts: string[];
+  /** Tool calls the thread now waits on (middlewares/approval.ts). */
+  pendingApprovals: PendingApproval[];
   title: string | null;
   /** Set when the run ended on ask_clarification (the last message is its ToolMessage). */
   clarification?: { human_input?: Record<string, unknown> };
@@ -196,9 +222,9 @@ interface FinalState {
 
 async function finalState(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<FinalState> {
   const snap = await agent.graph.getState({ configurable: { thread_id: threadId } });
-  const values = snap.values as { artifacts?: string[]; title?: string | null; messages?: BaseMessage[] };
+  const values = snap.values as { artifacts?: string[]; title?: string | null; messages?: BaseMessage[]; pending_approvals?: PendingApproval[] | null };
   const last = values.messages?.at(-1);
-  const out: FinalState = { artifacts: (values.artifacts ?? []).slice(), title: values.title ?? null };
+  const out: FinalState = { artifacts: (values.artifacts ?? []).slice(), title: values.title ?? null, pendingApprovals: values.pending_approvals ?? [] };
   if (last && ToolMessage.isInstance(last) && last.name === "ask_clarification") {
     const human = (last.additional_kwargs as { human_input?: Record<string, unknown> }).human_input;
     out.clarification = human ? { human_input: human } : {};

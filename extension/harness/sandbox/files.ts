@@ -18,6 +18,28 @@ import { walkTree, type TreeEntry } from "./trust/treeWalk.js";
 
 export type FileErrorKind = "not_found" | "is_directory" | "not_directory" | "permission" | "not_text" | "invalid_regex";
 
+export interface WriteOptions {
+  /**
+   * The user approved this write to a protected path (or chose `protected=auto`): the approval
+   * middleware decided it for this one tool call. Every other path rule still applies.
+   */
+  readonly allowProtected?: boolean;
+}
+
+/**
+ * str_replace's edit of a file's text, or undefined when `oldStr` is not in it. The file keeps its
+ * own line endings: a LF-only `oldStr` still matches a CRLF file (and is written back as CRLF).
+ * Also what an approval's "Open Diff" shows as the proposed content.
+ */
+export function replacedText(content: string, oldStr: string, newStr: string, replaceAll: boolean): string | undefined {
+  let [from, to] = [oldStr, newStr];
+  if (!content.includes(from) && content.includes("\r\n") && !from.includes("\r")) {
+    [from, to] = [from.replace(/\n/g, "\r\n"), to.replace(/\r?\n/g, "\r\n")];
+  }
+  if (content === "" || from === "" || !content.includes(from)) return undefined;
+  return replaceAll ? content.split(from).join(to) : content.replace(from, () => to);
+}
+
 export class SandboxFileError extends Error {
   constructor(
     readonly kind: FileErrorKind,
@@ -73,9 +95,9 @@ export interface GrepOptions {
 /** The file half of DeerFlow's Sandbox, by virtual path. */
 export interface SandboxFiles {
   readFile(path: string, startLine?: number, endLine?: number): Promise<string>;
-  writeFile(path: string, content: string, append?: boolean): Promise<void>;
+  writeFile(path: string, content: string, append?: boolean, options?: WriteOptions): Promise<void>;
   /** Under the path lock: false when `oldStr` is not in the file. Empty `oldStr` is a no-op. */
-  replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean): Promise<boolean>;
+  replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean, options?: WriteOptions): Promise<boolean>;
   listDir(path: string, maxDepth?: number, signal?: AbortSignal): Promise<string[]>;
   glob(path: string, pattern: string, includeDirs: boolean, maxResults: number, signal?: AbortSignal): Promise<SearchResult<string>>;
   grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>>;
@@ -137,27 +159,23 @@ export class HostFiles implements SandboxFiles {
     return lines.slice(start - 1, Math.max(end, start - 1)).join("\n");
   }
 
-  async writeFile(path: string, content: string, append = false): Promise<void> {
-    const real = resolveWritePath(path, this.dirs);
+  async writeFile(path: string, content: string, append = false, options: WriteOptions = {}): Promise<void> {
+    const real = resolveWritePath(path, this.dirs, options);
     await withPathLock(real, async () => {
       await mkdir(dirname(real), { recursive: true });
       await writeFileChecked(real, content, append ? "append" : "overwrite");
     });
   }
 
-  async replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean): Promise<boolean> {
-    const real = resolveWritePath(path, this.dirs);
+  async replaceInFile(path: string, oldStr: string, newStr: string, replaceAll: boolean, options: WriteOptions = {}): Promise<boolean> {
+    const real = resolveWritePath(path, this.dirs, options);
     return withPathLock(real, async () => {
       // Raw text, not universal newlines: the file keeps its own line endings (DeerFlow rewrites
       // CRLF files as LF here; we do not). A LF-only old_str still matches a CRLF file.
       const content = decodeText(await readFileChecked(real));
       if (oldStr === "") return true;
-      let [from, to] = [oldStr, newStr];
-      if (!content.includes(from) && content.includes("\r\n") && !from.includes("\r")) {
-        [from, to] = [from.replace(/\n/g, "\r\n"), to.replace(/\r?\n/g, "\r\n")];
-      }
-      if (content === "" || !content.includes(from)) return false;
-      const next = replaceAll ? content.split(from).join(to) : content.replace(from, () => to);
+      const next = replacedText(content, oldStr, newStr, replaceAll);
+      if (next === undefined) return false;
       await writeFileChecked(real, next, "overwrite");
       return true;
     });

@@ -27,6 +27,12 @@ export const UploadedFileZ = z.object({
   extension: z.string(),
 });
 
+export const PendingApprovalsZ = z
+  .array(z.object({ tool_call_id: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()), class: z.enum(["read", "write", "protected", "shell", "other"]), reason: z.string() }))
+  .nullable()
+  .optional();
+export const AlwaysAllowZ = z.array(z.string()).nullable().optional();
+
 export type ThreadData = z.infer<typeof ThreadDataZ>;
 export type UploadedFile = z.infer<typeof UploadedFileZ>;
 
@@ -47,6 +53,14 @@ export const threadStateFields = {
     reducer: (a: Todo[] | null | undefined, b: Todo[] | null | undefined) => mergeTodos(a, b),
   }),
   uploaded_files: z.array(UploadedFileZ).nullable().optional(),
+  /**
+   * Tool calls of the last model turn that wait on the user's decision (middlewares/approval.ts).
+   * In the checkpoint, so a paused thread stays paused across restarts; the run carrying the
+   * decision clears it.
+   */
+  pending_approvals: PendingApprovalsZ,
+  /** Tools the user chose "Always allow" for in this thread (their calls no longer ask; deny still wins). */
+  approval_always_allow: AlwaysAllowZ,
   viewed_images: new ReducedValue(z.record(z.string(), ViewedImageZ).default(() => ({})), {
     inputSchema: z.record(z.string(), ViewedImageZ).nullable().optional(),
     reducer: (a: Record<string, ViewedImage>, b: Record<string, ViewedImage> | null | undefined) => mergeViewedImages(a, b),
@@ -64,6 +78,8 @@ export const THREAD_STATE_KEYS = [
   "todos",
   "uploaded_files",
   "viewed_images",
+  "pending_approvals",
+  "approval_always_allow",
   "thread_data",
   "sandbox",
 ] as const;

@@ -37,6 +37,11 @@ export interface ThreadStore {
   rename(threadId: string, title: string | null): ThreadRecord;
   /** bumps updated_at (a run started or ended on the thread) */
   touch(threadId: string, at?: number): void;
+  /**
+   * Sets (or, with undefined, removes) one key of the thread's metadata. Used for what a caller
+   * must know without reading the checkpoint, mirrored from it by the worker (pending approvals).
+   */
+  setMetadata(threadId: string, key: string, value: unknown): void;
 }
 
 function toRecord(row: ThreadRow): ThreadRecord {
@@ -73,6 +78,9 @@ export function createThreadStore(db: Db, opts: { workspaceFolder: string; now?:
   // max(): touch never moves updated_at backwards (two runs ending out of order).
   const bump = db.prepare("UPDATE threads SET updated_at = max(updated_at, ?) WHERE thread_id = ? AND workspace_folder = ?");
 
+  const metaSet = db.prepare("UPDATE threads SET metadata = json_set(metadata, '$.' || ?, json(?)) WHERE thread_id = ? AND workspace_folder = ?");
+  const metaRemove = db.prepare("UPDATE threads SET metadata = json_remove(metadata, '$.' || ?) WHERE thread_id = ? AND workspace_folder = ?");
+
   const must = (threadId: string): ThreadRecord => {
     const row = select.get(threadId, folder);
     if (!row) throw new HarnessError("thread_not_found", `Thread ${threadId} does not exist.`);
@@ -108,6 +116,11 @@ export function createThreadStore(db: Db, opts: { workspaceFolder: string; now?:
     },
     touch(threadId, at = now()) {
       if (bump.run(at, threadId, folder).changes === 0) must(threadId);
+    },
+    setMetadata(threadId, key, value) {
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new HarnessError("usage", `Bad metadata key ${key}.`);
+      const changes = value === undefined ? metaRemove.run(key, threadId, folder).changes : metaSet.run(key, JSON.stringify(value), threadId, folder).changes;
+      if (changes === 0) must(threadId);
     },
   };
 }

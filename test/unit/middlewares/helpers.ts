@@ -65,7 +65,8 @@ export async function streamTurn(agent: TestAgent, threadId: string, input: Huma
   const custom: Array<Record<string, any>> = [];
   let error: unknown;
   try {
-    const stream = await agent.graph.stream({ messages }, { ...config, streamMode: ["updates", "messages", "custom"] as const });
+    // The harness runs turns with DeerFlow's recursion limit (runs/runTurn.ts), not LangGraph's 25.
+    const stream = await agent.graph.stream({ messages }, { ...config, recursionLimit: 100, streamMode: ["updates", "messages", "custom"] as const });
     for await (const item of stream) {
       const [mode, payload] = item as [string, unknown];
       if (mode === "custom") custom.push(payload as Record<string, any>);

@@ -4,6 +4,7 @@
 // - DanglingToolCall is outside LLMErrorHandling, so every retry sends the repaired history;
 // - ToolOutputBudget is outside ToolErrorHandling, so it budgets the error result of a throwing tool;
 // - SystemMessageCoalescing leaves exactly one leading system message.
+import { resolvePolicy } from "../../../extension/harness/approvals/policy.js";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createAgent, tool, ToolMessage } from "langchain";
@@ -35,9 +36,12 @@ after(async () => {
 function chainContext(threadId: string, extra: Partial<ChainContext> = {}): ChainContext {
   const ws = mkdtempSync(join(tmpdir(), "deerflow-chain-"));
   const db = openDatabase(join(mkdtempSync(join(tmpdir(), "deerflow-chain-db-")), "harness.db"));
+  const dirs = ensureThreadDirs(ws, threadId);
   return {
-    dirs: ensureThreadDirs(ws, threadId),
+    dirs,
     blobs: createBlobStore(db),
+    // The test's own tools (explode) are of class "other", which asks by default: these tests are about the rest of the chain.
+    approval: { policy: resolvePolicy("local", { other: "auto" }), dirs, sandboxKind: "local", allowHostCommands: false, protectedWritesAllowed: new Set() },
     model: chatModel(server.url),
     supportsVision: false,
     planMode: false,

@@ -1,5 +1,6 @@
 // The worker never leaves a run `running`: a failure outside the turn itself still ends the run
 // (error, end journaled, lease released), with a real SQLite store.
+import { defaultPolicy } from "../../../extension/harness/approvals/policy.js";
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdtempSync } from "node:fs";
@@ -25,7 +26,7 @@ test("a failure outside the turn ends the run error, journals its end and frees 
   try {
     const manager = openRunSystem(store);
     store.threads.create({ threadId: "t", workspaceFolder: store.workspaceFolder });
-    const services = { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config: parseHarnessConfig({}, "t"), allowHostCommands: false };
+    const services = { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, config: parseHarnessConfig({}, "t"), allowHostCommands: false, approvalPolicy: defaultPolicy("local") };
     const { admission, context } = startRun(services, { threadId: "t", prompt: "hi", baseURL: "http://127.0.0.1:9/v1", model: "m" });
     const result = await executeRun(
       { manager, checkpointer: new BrokenSaver(), blobs: store.blobs, sandboxProvider: new LocalSandboxProvider({ workspaceFolder: workspace }), sandboxKind: "local" },

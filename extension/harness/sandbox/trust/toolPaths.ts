@@ -5,7 +5,8 @@
  * 1. the virtual path scheme (paths.ts): no `..`, only `/mnt/user-data/{workspace,uploads,outputs}`;
  * 2. thread folders (threadFolders.ts): a path into uploads/outputs needs every folder from
  *    `.deerflow` down to be real, at this use, not only when the run started;
- * 3. writes only: protected paths (protectedPaths.ts), on the path and on where its links lead;
+ * 3. writes only: protected paths (protectedPaths.ts), on the path and on where its links lead,
+ *    unless the user approved this one write (approvals/, issue 13);
  * 4. containment (paths.ts): the real path stays in the thread's roots, out of other threads' data.
  *
  * Every refusal is a HarnessError whose message names no host path. The returned real path is
@@ -46,10 +47,11 @@ export function resolveReadPath(virtualPath: string, dirs: ThreadDirs): string {
  * Resolved once: the path classified is the path contained and returned, and openChecked.ts then
  * makes sure it is the file actually opened.
  */
-export function resolveWritePath(virtualPath: string, dirs: ThreadDirs): string {
+export function resolveWritePath(virtualPath: string, dirs: ThreadDirs, options: { allowProtected?: boolean } = {}): string {
   const host = mapVirtualPath(virtualPath, dirs);
   const real = realPathAllowingMissing(host);
   guardThreadFolders(host, dirs, real);
-  assertWritable(host, real, dirs);
+  // Only the approval middleware's decision for one call lifts this rule (approvals/, issue 13).
+  if (!options.allowProtected) assertWritable(host, real, dirs);
   return containedRealPath(host, dirs, real);
 }

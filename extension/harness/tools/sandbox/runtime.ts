@@ -14,7 +14,7 @@ import { Command } from "@langchain/langgraph";
 import type { ThreadDirs } from "../../threads/threadDirs.js";
 import { HarnessError } from "../../errors.js";
 import type { Sandbox, SandboxProvider } from "../../sandbox/provider.js";
-import { HostFiles, type SandboxFiles } from "../../sandbox/files.js";
+import { HostFiles, type SandboxFiles, type WriteOptions } from "../../sandbox/files.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
 import { sanitizeError } from "./output.js";
 
@@ -30,6 +30,11 @@ export interface SandboxToolDeps {
    * change-recording decorator (changes/tracker.ts). Unused for a sandbox with its own `files`.
    */
   readonly hostFiles?: SandboxFiles;
+  /**
+   * Tool call ids whose write to a protected path the approval middleware cleared (the user
+   * approved it, or chose `protected=auto`). Filled per run by middlewares/approval.ts.
+   */
+  readonly protectedWritesAllowed?: ReadonlySet<string>;
 }
 
 /** The slice of ToolRuntime the sandbox tools read; everything optional so a bare invoke works. */
@@ -45,6 +50,8 @@ export interface ToolContext {
   readonly files: SandboxFiles;
   readonly dirs: ThreadDirs;
   readonly signal: AbortSignal | undefined;
+  /** For the writing tools: what the approval middleware decided for this call. */
+  readonly writeOptions: WriteOptions;
 }
 
 function stateSandboxId(state: unknown): string | undefined {
@@ -83,6 +90,7 @@ export async function runSandboxTool(
       : `Error: Unexpected error initializing sandbox: ${sanitizeError(err, deps.dirs)}`;
   }
 
+  const toolCallId = runtime?.toolCallId ?? runtime?.toolCall?.id;
   let content: string;
   try {
     content = await body({
@@ -90,6 +98,7 @@ export async function runSandboxTool(
       files: sandbox.files ?? deps.hostFiles ?? new HostFiles(deps.dirs),
       dirs: deps.dirs,
       signal: runtime?.signal,
+      writeOptions: { allowProtected: toolCallId !== undefined && (deps.protectedWritesAllowed?.has(toolCallId) ?? false) },
     });
   } catch (err) {
     content = `Error: Unexpected error in ${name}: ${sanitizeError(err, deps.dirs)}`;
@@ -97,7 +106,6 @@ export async function runSandboxTool(
   // Safety net: even a host path the model typed itself is answered in its virtual form.
   content = maskLocalPathsInOutput(content, deps.dirs);
 
-  const toolCallId = runtime?.toolCallId ?? runtime?.toolCall?.id;
   if (acquiredId === undefined || toolCallId === undefined) return content;
   return new Command({
     update: {

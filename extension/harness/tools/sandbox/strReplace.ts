@@ -36,10 +36,10 @@ const schema = z.object({
 export function createStrReplaceTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
-      runSandboxTool("str_replace", deps, runtime, async ({ files, dirs }) => {
+      runSandboxTool("str_replace", deps, runtime, async ({ files, dirs, writeOptions }) => {
         const requested = input.path;
         try {
-          const replaced = await files.replaceInFile(requested, input.old_str, input.new_str, input.replace_all ?? false);
+          const replaced = await files.replaceInFile(requested, input.old_str, input.new_str, input.replace_all ?? false, writeOptions);
           return replaced ? "OK" : `Error: String to replace not found in file: ${requested}`;
         } catch (err) {
           switch (fileErrorKind(err)) {

@@ -68,10 +68,10 @@ export function createWriteFileTool(deps: SandboxToolDeps) {
         const bytes = Buffer.byteLength(input.content, "utf8");
         if (maxBytes > 0 && bytes > maxBytes) return writeFileTooLargeMessage(bytes, maxBytes);
       }
-      return runSandboxTool("write_file", deps, runtime, async ({ files, dirs }) => {
+      return runSandboxTool("write_file", deps, runtime, async ({ files, dirs, writeOptions }) => {
         const requested = input.path;
         try {
-          await files.writeFile(requested, input.content, append);
+          await files.writeFile(requested, input.content, append, writeOptions);
           return "OK";
         } catch (err) {
           switch (fileErrorKind(err)) {

@@ -1,0 +1,66 @@
+/**
+ * The class of one tool call (issue 13): read, write, protected, shell or other. The write/protected
+ * split is the trust boundary's own classification (sandbox/trust/protectedPaths.ts), on the path
+ * as written and where its links lead; this module never re-implements a path rule.
+ */
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import { mapVirtualPath } from "../sandbox/paths.js";
+import { classifyWrite } from "../sandbox/trust/protectedPaths.js";
+import type { ToolClass } from "./policy.js";
+
+/** Tools that only read the thread's files, or change nothing outside the thread's own state. */
+const READ_TOOLS = new Set(["ls", "read_file", "glob", "grep", "view_image", "present_files"]);
+/** The harness's own control tools: they end a turn or keep a list in state; nothing runs. */
+const CONTROL_TOOLS = new Set(["ask_clarification", "write_todos"]);
+const WRITE_TOOLS = new Set(["write_file", "str_replace"]);
+
+export interface CallClass {
+  class: ToolClass;
+  /** Why the call has this class, as the approval card shows it. */
+  reason: string;
+  /**
+   * The call cannot do what its class is about (bash on the host with host commands off only
+   * answers that it is disabled), so it never needs a decision.
+   */
+  inert?: boolean;
+}
+
+export interface ClassifyContext {
+  dirs: ThreadDirs;
+  sandboxKind: "local" | "devcontainer";
+  allowHostCommands: boolean;
+}
+
+const MAX_SHOWN = 200;
+
+function shown(text: string): string {
+  return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN - 1)}…` : text;
+}
+
+export function classifyToolCall(call: { name: string; args?: unknown }, ctx: ClassifyContext): CallClass {
+  const args = (call.args && typeof call.args === "object" ? call.args : {}) as Record<string, unknown>;
+  if (READ_TOOLS.has(call.name)) return { class: "read", reason: "reads the thread's files" };
+  if (CONTROL_TOOLS.has(call.name)) return { class: "read", reason: "changes only the conversation's own state" };
+  if (WRITE_TOOLS.has(call.name)) {
+    const path = typeof args.path === "string" ? args.path : "";
+    let host: string | undefined;
+    try {
+      host = mapVirtualPath(path, ctx.dirs);
+    } catch {
+      // A path the boundary refuses anyway: the tool answers with the refusal, nothing is written.
+      return { class: "write", reason: `writes ${shown(path || "(no path)")}, which the sandbox refuses` };
+    }
+    const verdict = classifyWrite(host, ctx.dirs);
+    if (verdict.protected) {
+      return { class: "protected", reason: `writes ${shown(path)}, a protected path (${verdict.rule.pattern}): ${verdict.rule.reason}` };
+    }
+    return { class: "write", reason: `writes ${shown(path)}` };
+  }
+  if (call.name === "bash") {
+    const command = typeof args.command === "string" ? args.command : "";
+    if (ctx.sandboxKind === "devcontainer") return { class: "shell", reason: `runs a command in the dev container: ${shown(command)}` };
+    if (!ctx.allowHostCommands) return { class: "shell", reason: "host commands are off: the call only answers that", inert: true };
+    return { class: "shell", reason: `runs a command on this machine: ${shown(command)}` };
+  }
+  return { class: "other", reason: `${call.name} is a tool without a known class` };
+}

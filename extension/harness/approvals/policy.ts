@@ -1,0 +1,70 @@
+/**
+ * Who decides whether a tool call runs: the approval policy (issue 13). Every tool call gets a
+ * class, and the class's policy says `auto` (run it), `ask` (pause the run until the user
+ * decides) or `deny` (never run it; the model gets a refusal it can act on).
+ *
+ * The policy is the operator's, like host commands: the CLI flag `--approval`, the harness
+ * config file in the data directory, or the extension's `deerflow.approval.*` settings read at
+ * user or machine scope only. Never the workspace, never the client: a repository could
+ * otherwise approve its own agent's shell commands.
+ */
+import { HarnessError } from "../errors.js";
+
+export const TOOL_CLASSES = ["read", "write", "protected", "shell", "other"] as const;
+export type ToolClass = (typeof TOOL_CLASSES)[number];
+
+export const APPROVAL_MODES = ["auto", "ask", "deny"] as const;
+export type ApprovalMode = (typeof APPROVAL_MODES)[number];
+
+export type ApprovalPolicy = Readonly<Record<ToolClass, ApprovalMode>>;
+
+/** What the user set; unnamed classes keep their defaults. */
+export type PolicyOverrides = Partial<Record<ToolClass, ApprovalMode>>;
+
+/**
+ * The defaults: reading and ordinary writes run; writes that could make code run on the host
+ * and tools we do not know ask; a shell asks on the host and runs inside a dev container (the
+ * container is the boundary there).
+ */
+export function defaultPolicy(sandboxKind: "local" | "devcontainer"): ApprovalPolicy {
+  return { read: "auto", write: "auto", protected: "ask", shell: sandboxKind === "local" ? "ask" : "auto", other: "ask" };
+}
+
+export function resolvePolicy(sandboxKind: "local" | "devcontainer", overrides: PolicyOverrides | undefined): ApprovalPolicy {
+  return { ...defaultPolicy(sandboxKind), ...(overrides ?? {}) };
+}
+
+function isClass(v: string): v is ToolClass {
+  return (TOOL_CLASSES as readonly string[]).includes(v);
+}
+
+function isMode(v: string): v is ApprovalMode {
+  return (APPROVAL_MODES as readonly string[]).includes(v);
+}
+
+/**
+ * `read=auto,write=ask,shell=ask` → overrides. A malformed entry is a usage error naming it:
+ * a typo must not silently leave a class at a looser default.
+ */
+export function parsePolicySpec(spec: string): PolicyOverrides {
+  const out: PolicyOverrides = {};
+  for (const raw of spec.split(",")) {
+    const entry = raw.trim();
+    if (entry === "") continue;
+    const [name, mode, ...extra] = entry.split("=").map((s) => s.trim());
+    if (!name || mode === undefined || extra.length > 0 || !isClass(name) || !isMode(mode)) {
+      throw new HarnessError(
+        "usage",
+        `--approval: "${entry}" is not CLASS=MODE (classes: ${TOOL_CLASSES.join(", ")}; modes: ${APPROVAL_MODES.join(", ")})`,
+      );
+    }
+    if (name in out && out[name] !== mode) throw new HarnessError("usage", `--approval: ${name} is given twice`);
+    out[name] = mode;
+  }
+  return out;
+}
+
+/** The overrides as the same spec text (for logs and the run's stored context). */
+export function formatPolicy(policy: ApprovalPolicy): string {
+  return TOOL_CLASSES.map((c) => `${c}=${policy[c]}`).join(",");
+}

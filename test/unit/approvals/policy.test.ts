@@ -1,0 +1,82 @@
+// Issue 13: the approval policy (parsing, defaults) and the class of a tool call, including the
+// trust boundary's protected paths reached through case variants and planted links.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { mkdirSync, symlinkSync } from "node:fs";
+import { join } from "node:path";
+import { defaultPolicy, parsePolicySpec, resolvePolicy } from "../../../extension/harness/approvals/policy.js";
+import { classifyToolCall } from "../../../extension/harness/approvals/classify.js";
+import { verdictFor, unansweredCalls } from "../../../extension/harness/middlewares/approval.js";
+import { checkDecisions, resumeInput } from "../../../extension/harness/approvals/resume.js";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
+import { threadFixture } from "../middlewares/helpers.js";
+
+test("defaults: read and write run, protected and other ask, shell asks on the host and runs in a dev container", () => {
+  assert.deepEqual(defaultPolicy("local"), { read: "auto", write: "auto", protected: "ask", shell: "ask", other: "ask" });
+  assert.equal(defaultPolicy("devcontainer").shell, "auto");
+  assert.deepEqual(resolvePolicy("local", { write: "ask" }), { read: "auto", write: "ask", protected: "ask", shell: "ask", other: "ask" });
+});
+
+test("--approval: CLASS=MODE pairs, unnamed classes keep defaults; anything else is refused by name", () => {
+  assert.deepEqual(parsePolicySpec("read=auto, write=ask,shell=deny"), { read: "auto", write: "ask", shell: "deny" });
+  assert.deepEqual(parsePolicySpec(""), {});
+  for (const bad of ["shell", "shell=maybe", "bash=auto", "shell=auto=ask"]) {
+    assert.throws(() => parsePolicySpec(bad), (e: Error) => e.message.includes(`"${bad}"`), bad);
+  }
+  assert.throws(() => parsePolicySpec("shell=auto,shell=deny"), /given twice/);
+});
+
+test("classes: reads, control tools, writes, protected writes (case variants, links), shell, unknown tools", () => {
+  const { ws, dirs } = threadFixture();
+  const ctx = { dirs, sandboxKind: "local" as const, allowHostCommands: true };
+  const cls = (name: string, args: Record<string, unknown> = {}) => classifyToolCall({ name, args }, ctx).class;
+  assert.equal(cls("read_file", { path: "/mnt/user-data/workspace/.git/config" }), "read");
+  assert.equal(cls("ask_clarification"), "read");
+  assert.equal(cls("write_file", { path: "/mnt/user-data/workspace/src/a.ts" }), "write");
+  assert.equal(cls("write_file", { path: "/mnt/user-data/outputs/report.md" }), "write");
+  assert.equal(cls("str_replace", { path: "/mnt/user-data/workspace/.VSCode/tasks.json" }), "protected");
+  assert.equal(cls("write_file", { path: "/mnt/user-data/workspace/sub/.git/hooks/pre-commit" }), "protected");
+  mkdirSync(join(ws, ".husky"));
+  symlinkSync(join(ws, ".husky"), join(ws, "innocent"));
+  assert.equal(cls("write_file", { path: "/mnt/user-data/workspace/innocent/pre-push" }), "protected", "a link into a protected folder");
+  assert.equal(cls("write_file", { path: "/etc/passwd" }), "write", "refused by the sandbox anyway");
+  assert.equal(cls("bash", { command: "ls" }), "shell");
+  assert.equal(cls("mcp_search"), "other");
+  assert.equal(classifyToolCall({ name: "bash", args: { command: "ls" } }, { ...ctx, allowHostCommands: false }).inert, true);
+});
+
+test("verdict: deny always wins; the user's yes (this call, or always this tool in the thread) turns ask into auto", () => {
+  const { dirs } = threadFixture();
+  const o = { dirs, sandboxKind: "local" as const, allowHostCommands: true, policy: resolvePolicy("local", { other: "deny" }), protectedWritesAllowed: new Set<string>() };
+  const call = { id: "c1", name: "bash", args: { command: "make" } };
+  assert.equal(verdictFor(call, {}, o).mode, "ask");
+  assert.equal(verdictFor(call, { granted: ["c1"] }, o).mode, "auto");
+  assert.equal(verdictFor({ ...call, id: "c2" }, { granted: ["c1"] }, o).mode, "ask");
+  assert.equal(verdictFor({ ...call, id: "c2" }, { always: ["bash"] }, o).mode, "auto");
+  assert.equal(verdictFor({ id: "c3", name: "mcp_x", args: {} }, { granted: ["c3"], always: ["mcp_x"] }, o).mode, "deny");
+});
+
+test("unanswered calls: the last AI message's calls without a result, only when results alone follow it", () => {
+  const ai = new AIMessage({ content: "", tool_calls: [{ id: "a", name: "bash", args: {} }, { id: "b", name: "ls", args: {} }] });
+  const answered = new ToolMessage({ content: "no", tool_call_id: "a", name: "bash" });
+  assert.deepEqual(unansweredCalls([new HumanMessage("hi"), ai]).map((c) => c.id), ["a", "b"]);
+  assert.deepEqual(unansweredCalls([ai, answered]).map((c) => c.id), ["b"]);
+  assert.deepEqual(unansweredCalls([ai, answered, new HumanMessage("next")]), [], "a new message: nothing resumes");
+});
+
+test("decisions: every pending call exactly once; rejections become results, approvals grants", () => {
+  const pending = [
+    { tool_call_id: "a", name: "bash", args: {}, class: "shell" as const, reason: "r" },
+    { tool_call_id: "b", name: "write_file", args: {}, class: "protected" as const, reason: "r" },
+  ];
+  assert.throws(() => checkDecisions(pending, [{ tool_call_id: "a", decision: "approve" }]), /undecided: b \(write_file\)/);
+  assert.throws(() => checkDecisions(pending, [{ tool_call_id: "a", decision: "approve" }, { tool_call_id: "a", decision: "reject" }, { tool_call_id: "b", decision: "reject" }]), /decided twice/);
+  assert.throws(() => checkDecisions([], []), /no tool calls waiting/);
+  const r = resumeInput(pending, [{ tool_call_id: "a", decision: "approve", always_allow: true }, { tool_call_id: "b", decision: "reject", reason: " no " }], ["ls"]);
+  assert.deepEqual(r.resume, { granted: ["a"] });
+  assert.deepEqual(r.input.approval_always_allow, ["bash", "ls"]);
+  assert.equal(r.input.messages.length, 1);
+  assert.equal(r.input.messages[0]!.content, "Rejected by the user: no");
+  assert.equal(r.input.messages[0]!.tool_call_id, "b");
+  assert.equal(r.input.pending_approvals, null);
+});
