@@ -4,6 +4,7 @@
  * result. The harness never sees a `vscode` type; the host never touches SQLite.
  */
 import type { FinalRunStatus, RunEvent, RunStatus, WireMessage } from "./events.js";
+import type { FileChangeView, RevertOutcome } from "./changes.js";
 
 /** One configured model, as settings describe it (`deerflow.models`). */
 export interface ModelSetting {
@@ -127,6 +128,27 @@ export interface HostToHarness {
     result: { outcome: "cancelled" | "already_finished" | "not_found"; status?: RunStatus };
   };
   "runs/list": { params: { workspaceFolder: string; threadId: string }; result: RunSummary[] };
+  /** The files a run's file tools changed ("Changed files (n)"), by path; `run_not_found` for an unknown run. */
+  "changes/list": { params: { workspaceFolder: string; runId: string }; result: FileChangeView[] };
+  /**
+   * A changed file's content before the run, for Open Diff (before ↔ now; the file on disk is
+   * `host_path`). `exists: false` (and base64 null) when the run added the file.
+   */
+  "changes/before": {
+    params: { workspaceFolder: string; runId: string; path: string };
+    result: { path: string; exists: boolean; base64: string | null };
+  };
+  /**
+   * Revert / Revert All: restores the before-content of `paths` (all of the run's changed files
+   * when absent). Per file: reverted, unchanged, or refused with a code and a reason (a file that
+   * changed after the run is kept); the others still revert. Refused as a whole with `thread_busy`
+   * while a run of the thread has not ended. `allowProtected`: the user's explicit consent to
+   * restore protected paths the run wrote with their approval.
+   */
+  "changes/revert": {
+    params: { workspaceFolder: string; runId: string; paths?: string[]; allowProtected?: boolean };
+    result: { run_id: string; thread_id: string; files: RevertOutcome[] };
+  };
   /** Replay from `afterSeq`, then follow live through `events/event` notifications. */
   "events/subscribe": {
     params: { workspaceFolder: string; threadId: string; afterSeq: number };

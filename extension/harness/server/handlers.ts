@@ -18,6 +18,7 @@ import { paramsSchemas } from "./schemas.js";
 import type { Session } from "./session.js";
 import type { Subscriptions } from "./subscriptions.js";
 import { clearViewedImages, getImage, readStateView, requireThread, threadSummary } from "./threads.js";
+import { changeBefore, listRunChanges, revertRunChanges } from "./changes.js";
 import type { Workspaces } from "./workspaces.js";
 
 export interface HarnessServices {
@@ -84,6 +85,9 @@ export function handlers(s: HarnessServices): Handlers {
     "runs/start": (p) => runs.start(p),
     "runs/cancel": (p) => runs.cancel(p),
     "runs/list": (p) => runs.list(p),
+    "changes/list": (p) => listRunChanges(workspaces.get(p.workspaceFolder), p),
+    "changes/before": (p) => changeBefore(workspaces.get(p.workspaceFolder), p),
+    "changes/revert": (p) => revertRunChanges(workspaces.get(p.workspaceFolder), s.log, p),
     "events/subscribe": (p) => {
       const ws = workspaces.get(p.workspaceFolder);
       requireThread(ws, p.threadId);

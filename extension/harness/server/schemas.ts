@@ -10,6 +10,7 @@ import { THREAD_ID_PATTERN } from "../threads/threadDirs.js";
 
 const absolutePath = z.string().min(1).refine(isAbsolute, { message: "must be an absolute path" });
 const workspaceFolder = absolutePath;
+const virtualPath = z.string().startsWith("/mnt/user-data/", { message: "a virtual path under /mnt/user-data/" }).max(4096);
 const threadId = z.string().regex(THREAD_ID_PATTERN, { message: "use 1-64 characters from A-Z, a-z, 0-9, '_' and '-'" });
 
 const ModelSettingZ = z.object({
@@ -56,6 +57,14 @@ export const paramsSchemas: Schemas = {
   }),
   "runs/cancel": z.object({ workspaceFolder, runId: z.string().min(1) }),
   "runs/list": z.object({ workspaceFolder, threadId }),
+  "changes/list": z.object({ workspaceFolder, runId: z.string().min(1) }),
+  "changes/before": z.object({ workspaceFolder, runId: z.string().min(1), path: virtualPath }),
+  "changes/revert": z.object({
+    workspaceFolder,
+    runId: z.string().min(1),
+    paths: z.array(virtualPath).max(1000).optional(),
+    allowProtected: z.boolean().optional(),
+  }),
   "events/subscribe": z.object({ workspaceFolder, threadId, afterSeq: z.number().int().min(0) }),
   "events/unsubscribe": z.object({ subscriptionId: z.string().min(1) }),
   "images/get": z.object({ workspaceFolder, sha256: z.string().regex(/^[0-9a-f]{64}$/, { message: "a lowercase hex sha256" }) }),
