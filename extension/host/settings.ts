@@ -7,6 +7,7 @@
  * read here from user or remote settings only (trustedSetting.ts): a workspace's
  * .vscode/settings.json (which the agent's tools or the sandbox could write) must not point a
  * model and its key at another endpoint, pick the sandbox, nor switch host commands on.
+ * `approval.*` (what runs without asking) likewise comes from user or remote settings only.
  * `defaultModel` and `titleModel` may come from the workspace: they only choose among the
  * models the user configured.
  */
@@ -62,11 +63,33 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
     },
     workspace_trusted: workspaceTrusted,
   };
+  const approval = approvalSettings(cfg);
+  if (Object.keys(approval).length > 0) settings.approval = approval;
   const defaultModel = nonEmpty(cfg.get<string>("defaultModel"));
   const titleModel = nonEmpty(cfg.get<string>("titleModel"));
   if (defaultModel) settings.default_model = defaultModel;
   if (titleModel) settings.title_model = titleModel;
   return { settings, problems };
+}
+
+const TOOL_CLASSES = ["read", "write", "protected", "shell", "other"] as const;
+type ToolClass = (typeof TOOL_CLASSES)[number];
+type ApprovalMode = "auto" | "ask" | "deny";
+
+/**
+ * `deerflow.approval.<class>` from user or machine settings only (trustedSetting.ts): the policy
+ * says what the agent may do without asking, so a workspace must not loosen it. Only values that
+ * differ from "use the default" are sent; the harness fills in the defaults for the sandbox.
+ */
+export function approvalSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): Partial<Record<ToolClass, ApprovalMode>> {
+  const out: Partial<Record<ToolClass, ApprovalMode>> = {};
+  for (const cls of TOOL_CLASSES) {
+    const inspected = cfg.inspect<unknown>(`approval.${cls}`);
+    // Only the user's own value counts: a declared default stays the harness's default (shell's differs by sandbox).
+    const value = trustedSettingValue<unknown>(inspected ? { ...inspected, defaultValue: undefined } : undefined, undefined);
+    if (value === "auto" || value === "ask" || value === "deny") out[cls] = value;
+  }
+  return out;
 }
 
 export function affectsSettings(e: vscode.ConfigurationChangeEvent): boolean {

@@ -3,6 +3,7 @@
  * Type-only. Methods are `"namespace/verb"`, grouped by direction; each maps to its params and
  * result. The harness never sees a `vscode` type; the host never touches SQLite.
  */
+import type { ApprovalDecision, ApprovalMode, PendingApproval, ToolClass } from "./approvals.js";
 import type { FinalRunStatus, RunEvent, RunStatus, WireMessage } from "./events.js";
 import type { FileChangeView, RevertOutcome } from "./changes.js";
 
@@ -30,6 +31,11 @@ export interface HarnessSettings {
   sandbox: { provider: "auto" | "local" | "devcontainer"; allow_host_commands: boolean; bash_timeout_seconds?: number };
   /** False in an untrusted workspace: no sandbox commands at all (and the reason is shown). */
   workspace_trusted: boolean;
+  /**
+   * The approval policy per tool class (`deerflow.approval.*`, read at user or machine scope
+   * only); unnamed classes keep their defaults.
+   */
+  approval?: Partial<Record<ToolClass, ApprovalMode>>;
 }
 
 /** A journaled event as delivered to subscribers: a RunEvent with its thread-global seq. */
@@ -69,6 +75,8 @@ export interface ThreadStateView {
   todos: Array<{ content: string; status: "pending" | "in_progress" | "completed" }> | null;
   viewed_images: ViewedImageView[];
   uploaded_files: Array<{ filename: string; size: number; path: string }>;
+  /** Tool calls the thread waits on (issue 13): decide them with runs/decide. Absent = none. */
+  pending_approvals?: PendingApproval[];
   /** The journal's last seq when this view was read: subscribe from here to continue live. */
   last_seq: number;
   /**
@@ -122,6 +130,22 @@ export interface HostToHarness {
       multitask?: "reject" | "interrupt";
     };
     result: { run_id: string; thread_id: string; existing: boolean };
+  };
+  /**
+   * The user's decisions on the thread's paused tool calls, as a new run through startRun (like
+   * runs/start). Every pending call must be decided (`usage` error naming the others otherwise).
+   */
+  "runs/decide": {
+    params: { workspaceFolder: string; threadId: string; decisions: ApprovalDecision[]; model?: string };
+    result: { run_id: string; thread_id: string; existing: boolean };
+  };
+  /**
+   * For "Open Diff" on a pending write_file/str_replace: the file now and as the call would
+   * leave it. `exists: false` (current null) for a new file.
+   */
+  "approvals/proposed": {
+    params: { workspaceFolder: string; threadId: string; toolCallId: string };
+    result: { path: string; host_path: string; exists: boolean; current: string | null; proposed: string };
   };
   "runs/cancel": {
     params: { workspaceFolder: string; runId: string };
@@ -234,7 +258,17 @@ export interface HarnessToHost {
    * `errorCode`: the HarnessError code when the run was refused before it ran, e.g.
    * "sandbox_config_unapproved" (the host then offers Show Config / Allow, see sandbox/approve).
    */
-  "runs/ended": { workspaceFolder: string; threadId: string; runId: string; status: FinalRunStatus; error?: string; errorCode?: string; needsUser?: boolean };
+  "runs/ended": {
+    workspaceFolder: string;
+    threadId: string;
+    runId: string;
+    status: FinalRunStatus;
+    error?: string;
+    errorCode?: string;
+    needsUser?: boolean;
+    /** The run paused on tool calls that wait on the user's decision (issue 13). */
+    pendingApprovals?: PendingApproval[];
+  };
 }
 
 export type HostRequest = keyof HostToHarness;

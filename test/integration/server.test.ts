@@ -429,3 +429,41 @@ test("an untrusted workspace gets no sandbox commands, whatever allow_host_comma
   }
 });
 
+
+test("approvals over RPC: the user's settings policy pauses a run; approvals/proposed shows the diff; runs/decide continues it", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  writeFileSync(join(workspace, "notes.md"), "alpha\nbeta\n");
+  const h = startHarness();
+  try {
+    await h.request("harness/initialize", { dataDir, settings: settings(model.url, { approval: { write: "ask" } }) });
+    const edit = { id: "call_edit", name: "str_replace", args: { description: "e", path: "/mnt/user-data/workspace/notes.md", old_str: "beta", new_str: "gamma" } };
+    const read = { id: "call_read", name: "read_file", args: { description: "r", path: "/mnt/user-data/workspace/notes.md" } };
+    const paused = await run(h, workspace, [{ toolCalls: [read] }, { toolCalls: [edit] }], { prompt: "edit it" });
+    assert.equal((paused.end.data as { stop_reason?: string }).stop_reason, "approval");
+    const ended = await h.waitNote("runs/ended", (p) => p.runId === paused.runId);
+    assert.deepEqual(ended.pendingApprovals?.map((p: { tool_call_id: string }) => p.tool_call_id), ["call_edit"]);
+    const view = await h.request("threads/state", { workspaceFolder: workspace, threadId: paused.threadId });
+    assert.equal(view.pending_approvals?.[0]?.class, "write");
+    const diff = await h.request("approvals/proposed", { workspaceFolder: workspace, threadId: paused.threadId, toolCallId: "call_edit" });
+    assert.deepEqual({ ...diff, host_path: undefined }, { path: "/mnt/user-data/workspace/notes.md", host_path: undefined, exists: true, current: "alpha\nbeta\n", proposed: "alpha\ngamma\n" });
+    assert.equal(readFileSync(join(workspace, "notes.md"), "utf8"), "alpha\nbeta\n", "showing a diff writes nothing");
+    const unknown = await errorOf(h.request("approvals/proposed", { workspaceFolder: workspace, threadId: paused.threadId, toolCallId: "call_nope" }));
+    assert.equal(unknown.data?.code, "usage");
+    const partial = await errorOf(h.request("runs/decide", { workspaceFolder: workspace, threadId: paused.threadId, decisions: [] }));
+    assert.equal(partial.data?.code, "invalid_params");
+    const refused = await errorOf(h.request("runs/start", { workspaceFolder: workspace, threadId: paused.threadId, prompt: "something else" }));
+    assert.equal(refused.data?.code, "approval_pending");
+    assert.match(refused.message, /call_edit \(str_replace\)/);
+
+    model.setScript([{ content: "Edited." }]);
+    const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: workspace, threadId: paused.threadId, afterSeq: view.last_seq });
+    const decided = await h.request("runs/decide", { workspaceFolder: workspace, threadId: paused.threadId, decisions: [{ tool_call_id: "call_edit", decision: "approve" }] });
+    const end = await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === decided.run_id);
+    assert.equal((end.data as { status: string }).status, "success");
+    assert.equal(readFileSync(join(workspace, "notes.md"), "utf8"), "alpha\ngamma\n");
+    const after = await h.request("threads/state", { workspaceFolder: workspace, threadId: paused.threadId });
+    assert.deepEqual(after.pending_approvals, []);
+  } finally {
+    await h.close();
+  }
+});

@@ -17,7 +17,7 @@ import { approveSandbox, sandboxApproval } from "./approval.js";
 import { paramsSchemas } from "./schemas.js";
 import type { Session } from "./session.js";
 import type { Subscriptions } from "./subscriptions.js";
-import { clearViewedImages, getImage, readStateView, requireThread, threadSummary } from "./threads.js";
+import { clearViewedImages, getImage, proposedEditView, readStateView, requireThread, threadSummary } from "./threads.js";
 import { changeBefore, listRunChanges, revertRunChanges } from "./changes.js";
 import type { Workspaces } from "./workspaces.js";
 
@@ -83,6 +83,8 @@ export function handlers(s: HarnessServices): Handlers {
     },
     "threads/state": (p) => readStateView(workspaces.get(p.workspaceFolder), p.threadId),
     "runs/start": (p) => runs.start(p),
+    "runs/decide": (p) => runs.decide(p),
+    "approvals/proposed": (p) => proposedEditView(workspaces.get(p.workspaceFolder), p.threadId, p.toolCallId),
     "runs/cancel": (p) => runs.cancel(p),
     "runs/list": (p) => runs.list(p),
     "changes/list": (p) => listRunChanges(workspaces.get(p.workspaceFolder), p),

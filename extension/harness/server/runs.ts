@@ -10,6 +10,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import type { HarnessToHost, RequestParams, RequestResult, RunSummary } from "../../protocol/rpc.js";
 import type { FinalRunStatus } from "../../protocol/events.js";
+import type { PendingApproval } from "../../protocol/approvals.js";
 import { HarnessError, errorMessage } from "../errors.js";
 import { launchRun, type LaunchRequest } from "../runs/launcher.js";
 import { endRun } from "../runs/ending.js";
@@ -31,6 +32,12 @@ interface LocalRun {
   ws: OpenWorkspace;
   run: RunRecord;
   done: Promise<void>;
+}
+
+/** `end.data.pending_approvals` of a run that paused on the user's decision. */
+function pendingOf(data: unknown): PendingApproval[] {
+  const d = data as { stop_reason?: unknown; pending_approvals?: unknown } | undefined;
+  return d?.stop_reason === "approval" && Array.isArray(d.pending_approvals) ? (d.pending_approvals as PendingApproval[]) : [];
 }
 
 const iso = (t: number | null) => (t === null ? null : new Date(t).toISOString());
@@ -57,6 +64,13 @@ export class Runs {
     if (!ws.store.threads.get(p.threadId)) throw new HarnessError("thread_not_found", `No thread ${p.threadId} in ${p.workspaceFolder}.`);
     const { workspaceFolder: _w, files, ...rest } = p;
     return this.launch(ws, { ...rest, uploads: files ?? [] });
+  }
+
+  /** The user's decisions on the thread's paused tool calls: a run like any other, through startRun. */
+  decide(p: RequestParams<"runs/decide">): RequestResult<"runs/decide"> {
+    const ws = this.workspaces.get(p.workspaceFolder);
+    if (!ws.store.threads.get(p.threadId)) throw new HarnessError("thread_not_found", `No thread ${p.threadId} in ${p.workspaceFolder}.`);
+    return this.launch(ws, { threadId: p.threadId, prompt: "", approvals: p.decisions, ...(p.model ? { model: p.model } : {}) });
   }
 
   /**
@@ -97,6 +111,8 @@ export class Runs {
         config,
         sandbox: () => this.workspaces.sandbox(ws),
         bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
+        // The user's policy from user/machine settings (the host never sends workspace values).
+        ...(this.session.settings.approval ? { approval: this.session.settings.approval } : {}),
       },
       { ...p, planMode: p.planMode ?? false, apiKey: (model) => this.session.apiKey(model.apiKeySource) },
       { onCrash: (runId, err) => this.log.error(`Run ${runId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`) },
@@ -120,6 +136,7 @@ export class Runs {
     const status = cur.status as FinalRunStatus;
     ws.store.threads.touch(cur.thread_id);
     const needsUser = status === "success" && (await this.askedUser(ws, cur));
+    const pendingApprovals = status === "success" ? pendingOf(ws.manager.journal.events.endOf(runId)?.data) : [];
     this.log.info(`Run ${runId} ended: ${status}${cur.error ? ` (${cur.error})` : ""}${needsUser ? ", waiting for the user's answer" : ""}.`);
     this.sendEnded({
       workspaceFolder: ws.hostPath,
@@ -129,6 +146,7 @@ export class Runs {
       ...(cur.error ? { error: cur.error } : {}),
       ...(errorCode && status === "error" ? { errorCode } : {}),
       ...(needsUser ? { needsUser } : {}),
+      ...(pendingApprovals.length > 0 ? { pendingApprovals } : {}),
     });
   }
 
@@ -150,6 +168,7 @@ export class Runs {
     this.foreignAnnounced.add(e.run_id);
     if (this.foreignAnnounced.size > 1000) this.foreignAnnounced.delete(this.foreignAnnounced.values().next().value!);
     const d = e.data as { status: FinalRunStatus; error?: string; error_code?: string; stop_reason?: string };
+    const pendingApprovals = d.status === "success" ? pendingOf(e.data) : [];
     this.sendEnded({
       workspaceFolder: ws.hostPath,
       threadId: e.thread_id,
@@ -158,6 +177,7 @@ export class Runs {
       ...(d.error ? { error: d.error } : {}),
       ...(d.status === "error" && d.error_code ? { errorCode: d.error_code } : {}),
       ...(d.status === "success" && d.stop_reason === "clarification" ? { needsUser: true } : {}),
+      ...(pendingApprovals.length > 0 ? { pendingApprovals } : {}),
     });
   }
 

@@ -13,6 +13,8 @@ const workspaceFolder = absolutePath;
 const virtualPath = z.string().startsWith("/mnt/user-data/", { message: "a virtual path under /mnt/user-data/" }).max(4096);
 const threadId = z.string().regex(THREAD_ID_PATTERN, { message: "use 1-64 characters from A-Z, a-z, 0-9, '_' and '-'" });
 
+const mode = z.enum(["auto", "ask", "deny"]);
+
 const ModelSettingZ = z.object({
   name: z.string().min(1),
   model: z.string().min(1),
@@ -33,6 +35,11 @@ export const HarnessSettingsZ = z.object({
     bash_timeout_seconds: z.number().positive().optional(),
   }),
   workspace_trusted: z.boolean(),
+  approval: z
+    .object({ read: mode, write: mode, protected: mode, shell: mode, other: mode })
+    .partial()
+    .strict()
+    .optional(),
 });
 
 type Schemas = { [M in HostRequest]: z.ZodType<RequestParams<M>> };
@@ -55,6 +62,23 @@ export const paramsSchemas: Schemas = {
     idempotencyKey: z.string().min(1).max(200).optional(),
     multitask: z.enum(["reject", "interrupt"]).optional(),
   }),
+  "runs/decide": z.object({
+    workspaceFolder,
+    threadId,
+    decisions: z
+      .array(
+        z.object({
+          tool_call_id: z.string().min(1).max(200),
+          decision: z.enum(["approve", "reject"]),
+          reason: z.string().max(2000).optional(),
+          always_allow: z.boolean().optional(),
+        }),
+      )
+      .min(1)
+      .max(100),
+    model: z.string().min(1).optional(),
+  }),
+  "approvals/proposed": z.object({ workspaceFolder, threadId, toolCallId: z.string().min(1).max(200) }),
   "runs/cancel": z.object({ workspaceFolder, runId: z.string().min(1) }),
   "runs/list": z.object({ workspaceFolder, threadId }),
   "changes/list": z.object({ workspaceFolder, runId: z.string().min(1) }),

@@ -2,6 +2,8 @@
  * Threads and their state for the panel: the thread list, `threads/state` (a ThreadStateView
  * read from the latest checkpoint), the viewed-image cache (`images/get`, `images/clear`).
  */
+import { proposedEdit, type ProposedEdit } from "../approvals/proposed.js";
+import type { PendingApproval } from "../../protocol/approvals.js";
 import { statSync } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
 import { copyCheckpoint, maxChannelVersion, uuid6 } from "@langchain/langgraph-checkpoint";
@@ -58,6 +60,7 @@ export async function readStateView(ws: OpenWorkspace, threadId: string): Promis
     todos?: Todo[] | null;
     viewed_images?: Record<string, ViewedImage>;
     uploaded_files?: UploadedFile[] | null;
+    pending_approvals?: PendingApproval[] | null;
   };
   return {
     thread_id: threadId,
@@ -68,6 +71,7 @@ export async function readStateView(ws: OpenWorkspace, threadId: string): Promis
     todos: values.todos ?? null,
     viewed_images: Object.entries(values.viewed_images ?? {}).map(([path, m]) => ({ path, mime_type: m.mime_type, size: m.size, sha256: m.sha256 })),
     uploaded_files: (values.uploaded_files ?? []).map((f) => ({ filename: f.filename, size: f.size, path: f.path })),
+    pending_approvals: values.pending_approvals ?? [],
     last_seq: lastSeq,
     ...(active ? { active_run: { run_id: active.run_id, status: active.status, after_seq: firstOfRun ? firstOfRun.seq - 1 : lastSeq } } : {}),
   };
@@ -143,4 +147,14 @@ async function writeCleared(ws: OpenWorkspace, threadId: string): Promise<void> 
   next.channel_versions = { ...next.channel_versions, viewed_images: version };
   const step = typeof tuple.metadata?.step === "number" ? tuple.metadata.step + 1 : 0;
   await saver.put(tuple.config, next, { source: "update", step, parents: tuple.metadata?.parents ?? {} }, { viewed_images: version });
+}
+
+/** "Open Diff" on a pending write: the file now and as the call would leave it (approvals/proposed.ts). */
+export async function proposedEditView(ws: OpenWorkspace, threadId: string, toolCallId: string): Promise<ProposedEdit> {
+  requireThread(ws, threadId);
+  const tuple = await ws.store.checkpointer.getTuple(latest(threadId));
+  const pending = ((tuple?.checkpoint.channel_values ?? {}) as { pending_approvals?: PendingApproval[] | null }).pending_approvals ?? [];
+  const call = pending.find((p) => p.tool_call_id === toolCallId);
+  if (!call) throw new HarnessError("usage", `No pending tool call ${toolCallId} on thread ${threadId}.`);
+  return proposedEdit(call, threadDirs(ws.folder, threadId));
 }
