@@ -90,11 +90,12 @@ export class Header {
     const phase = runPhase(s);
     const active = isRunActive(s);
     const run = s.thread?.run;
-    const needsUser = !active && awaitingAnswer(s);
+    const needsApproval = !active && run?.awaitingApproval === true;
+    const needsUser = !active && (needsApproval || awaitingAnswer(s));
     this.status.dataset.status = phase;
     this.status.toggleAttribute("data-needs-user", needsUser);
-    setText(this.statusText, needsUser ? "Waiting for your answer" : PHASE_TEXT[phase]);
-    this.statusIcon.className = `codicon codicon-${needsUser ? "question" : PHASE_ICON[phase]}${active ? " codicon-modifier-spin" : ""}`;
+    setText(this.statusText, needsApproval ? "Waiting for your approval" : needsUser ? "Waiting for your answer" : PHASE_TEXT[phase]);
+    this.statusIcon.className = `codicon codicon-${needsApproval ? "shield" : needsUser ? "question" : PHASE_ICON[phase]}${active ? " codicon-modifier-spin" : ""}`;
     const sandbox = s.status?.sandbox;
     const detail = active && run?.retry ? run.retry
       : sandbox?.state === "starting" ? `Starting ${sandbox.kind === "devcontainer" ? "dev container" : "sandbox"}…`

@@ -22,7 +22,7 @@ export function emptyThread(threadId: string): ThreadView {
     todos: null,
     viewedImages: [],
     uploadedFiles: [],
-    run: { runId: null, status: null, model: null, error: null, retry: null },
+    run: { runId: null, status: null, model: null, error: null, retry: null, awaitingApproval: false },
   };
 }
 
@@ -38,7 +38,9 @@ export function fromState(s: ThreadStateView): ThreadView {
     ...t,
     title: s.title,
     lastSeq: replayFrom,
-    run: run ? { runId: run.run_id, status: run.status, model: null, error: null, retry: null } : t.run,
+    run: run
+      ? { runId: run.run_id, status: run.status, model: null, error: null, retry: null, awaitingApproval: false }
+      : { ...t.run, awaitingApproval: (s.pending_approvals?.length ?? 0) > 0 },
     artifacts: s.artifacts.map((a) => ({ path: a.path, exists: a.exists })),
     todos: s.todos,
     viewedImages: s.viewed_images.map((v) => ({ path: v.path, mime_type: v.mime_type, size: v.size, sha256: v.sha256 })),
@@ -58,7 +60,7 @@ export function applyEvents(t: ThreadView, events: readonly JournalEvent[]): Thr
 function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
   switch (e.event) {
     case "metadata":
-      return { ...t, run: { runId: e.run_id, status: "running", model: e.data.model, error: null, retry: null } };
+      return { ...t, run: { runId: e.run_id, status: "running", model: e.data.model, error: null, retry: null, awaitingApproval: false } };
     case "messages": {
       let out = clearRetry(t);
       for (const c of e.data as unknown[]) if (isChunk(c)) out = applyChunk(out, c);
@@ -91,7 +93,8 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
       const status = e.data.status;
       let out = endStreaming(t);
       const error = typeof e.data.error === "string" ? e.data.error : null;
-      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null } };
+      const awaitingApproval = status === "success" && e.data.stop_reason === "approval";
+      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null, awaitingApproval } };
       if (status === "error" || status === "timeout") {
         // The worker usually journals an `error` event first; one row per run either way.
         out = appendError(out, `error:${e.run_id}`, error ?? (status === "timeout" ? "The run timed out." : "The run failed."));

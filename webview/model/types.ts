@@ -69,6 +69,8 @@ export interface RunView {
   error: string | null;
   /** The latest `llm_retry` message while the run retries; cleared by the next output. */
   retry: string | null;
+  /** The last run paused on tool calls that wait on the user's decision (issue 13). */
+  awaitingApproval: boolean;
 }
 
 export interface ThreadView {

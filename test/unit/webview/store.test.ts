@@ -318,3 +318,20 @@ test("an update that repeats the history unchanged keeps the thread as it was (n
   assert.equal(changed.thread!.messages[1]!.toolCalls[0]!.result?.content, "a b c", "a changed result still applies");
   assert.equal(changed.thread!.messages[0], shown.thread!.messages[0], "untouched rows keep their identity");
 });
+
+test("a run paused on approval leaves the thread waiting for the user's approval, from the journal and from a snapshot; the next run clears it", () => {
+  resetSeq();
+  const pending = [{ tool_call_id: "c1", name: "bash", args: { command: "make" }, class: "shell" as const, reason: "runs a command on this machine: make" }];
+  const started = metadata();
+  const asked = update("model_request", [ai("a1", "", [{ id: "c1", name: "bash", args: { command: "make" } }])]);
+  const ended = end("success");
+  const paused = { ...ended, data: { ...ended.data, stop_reason: "approval", pending_approvals: pending } } as typeof ended;
+  let s = run(stateMsg(), events(started, asked, paused));
+  assert.equal(s.thread?.run.awaitingApproval, true);
+  assert.equal(runPhase(s), "success");
+  s = reduce(s, events(metadata()));
+  assert.equal(s.thread?.run.awaitingApproval, false, "the decision run (or any new run) is under way");
+  assert.equal(run(stateMsg({ pending_approvals: pending })).thread?.run.awaitingApproval, true, "after a reload, from threads/state");
+  assert.equal(run(stateMsg({ pending_approvals: [] })).thread?.run.awaitingApproval, false);
+  assert.equal(run(stateMsg(), events(metadata(), end("success"))).thread?.run.awaitingApproval, false);
+});
