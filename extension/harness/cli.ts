@@ -17,7 +17,10 @@ const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
-                   [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--data-dir DIR]
+                   [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
+                   [--data-dir DIR]
+                   --subagents gives the run the task tool (subagents general-purpose and bash;
+                   config key subagents.enabled); their events carry data.task_id.
                    --approval sets what runs without asking, per tool class (read, write,
                    protected, shell, other) as auto, ask or deny; defaults: read=auto,
                    write=auto, protected=ask, shell=ask on the host (auto in a dev container),

@@ -76,9 +76,10 @@ export type RunEvent =
          * cut the answer at its output limit; the text is kept), "safety_capped" (a content filter
          * stopped it; tool calls were dropped and the answer says why), "loop_capped" (repeated tool
          * calls were force-stopped), "approval" (tool calls wait on the user's decision; none of
-         * that model turn's calls ran).
+         * that model turn's calls ran), "subagent_limit_capped" (the run's `task` budget was spent:
+         * the answer carries "[SUBAGENT LIMIT REACHED] …").
          */
-        stop_reason?: "clarification" | "approval" | "model_length_capped" | "safety_capped" | "loop_capped";
+        stop_reason?: "clarification" | "approval" | "model_length_capped" | "safety_capped" | "loop_capped" | "subagent_limit_capped";
         /** With stop_reason "approval": the calls of the paused model turn that wait on the user. */
         pending_approvals?: PendingApproval[];
         /** With stop_reason "clarification": DeerFlow's human_input request (the question card). */
@@ -92,3 +93,36 @@ export type RunEvent =
     });
 
 export type RunEventName = RunEvent["event"];
+
+/**
+ * The subagent namespace (issue 14): `custom` events whose `data` carries a `task_id` (the `task`
+ * tool call's id). DeerFlow's lifecycle events, with its payloads (reference §6.4), plus
+ * `task_event`, which wraps what the subagent itself streamed (its token chunks as a `messages`
+ * item, its node deltas as an `updates` item), in the same wire form as the lead's own
+ * `messages` / `updates` events. A panel replays a subagent from these as it replays the lead.
+ * `usage` is the subagent's cumulative usage so far (null before its first model reply). A task
+ * open when its run stopped is closed by the runner with `task_cancelled` ("Cancelled by user")
+ * or `task_failed`. `end.data.usage` adds the subagents' usage and splits it under `subagents`.
+ */
+export type TaskEventData =
+  | { type: "task_started"; task_id: string; description: string; model_name: string; subagent_type: string }
+  | {
+      type: "task_running";
+      task_id: string;
+      /** The subagent's new step message (an answer or a tool result). */
+      message: WireMessage;
+      message_index: number;
+      total_messages: number;
+      usage: TaskUsage | null;
+      model_name: string;
+    }
+  | { type: "task_completed"; task_id: string; result: string; usage: TaskUsage | null; model_name: string }
+  | { type: "task_failed" | "task_cancelled" | "task_timed_out"; task_id: string; error: string | null; usage?: TaskUsage | null; model_name?: string }
+  | { type: "task_event"; task_id: string; event: "messages"; data: WireMessageChunk[] }
+  | { type: "task_event"; task_id: string; event: "updates"; data: Record<string, Record<string, unknown>> };
+
+export interface TaskUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}

@@ -19,6 +19,9 @@ import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { SandboxFiles } from "../sandbox/files.js";
 import { defaultPolicy, type ApprovalPolicy } from "../approvals/policy.js";
+import type { SubagentSettings } from "../subagents/config.js";
+import { subagentPromptSection } from "../subagents/prompt.js";
+import { taskTool } from "../tools/task.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -43,6 +46,8 @@ export interface LeadAgentOptions {
    * Created per agent when absent.
    */
   protectedWritesAllowed?: Set<string>;
+  /** The run may delegate (issue 14): the `task` tool, SubagentLimit and the prompt section. */
+  subagents?: { settings: SubagentSettings; modelName: string };
 }
 
 export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
@@ -65,15 +70,33 @@ export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: S
 export function buildLeadAgent(options: LeadAgentOptions) {
   const o = { ...options, protectedWritesAllowed: options.protectedWritesAllowed ?? new Set<string>() };
   const tools = buildLeadTools(o);
+  const bashEnabled = o.allowHostCommands || o.sandboxKind !== "local";
+  const approval = {
+    policy: o.approvalPolicy ?? defaultPolicy(o.sandboxKind),
+    dirs: o.dirs,
+    sandboxKind: o.sandboxKind,
+    allowHostCommands: o.allowHostCommands,
+    protectedWritesAllowed: o.protectedWritesAllowed,
+  };
+  const parentTools = [...tools];
+  if (o.subagents) {
+    tools.push(
+      taskTool({
+        model: o.model,
+        modelName: o.subagents.modelName,
+        parentTools,
+        bashAllowed: bashEnabled,
+        settings: o.subagents.settings,
+        chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval },
+        threadId: o.dirs.threadId,
+      }),
+    );
+  }
+  const prompt = buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode });
   return createAgent({
     model: o.model,
     tools,
-    systemPrompt: buildSystemPrompt({
-      hasBash: tools.some((t) => t.name === "bash"),
-      bashEnabled: o.allowHostCommands || o.sandboxKind !== "local",
-      hasVision: o.supportsVision,
-      planMode: o.planMode,
-    }),
+    systemPrompt: o.subagents ? `${prompt}\n\n${subagentPromptSection(o.subagents.settings.maxConcurrent, bashEnabled)}` : prompt,
     stateSchema: ThreadStateSchema,
     middleware: buildMiddlewareChain({
       dirs: o.dirs,
@@ -82,13 +105,8 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       ...(o.titleModel ? { titleModel: o.titleModel } : {}),
       supportsVision: o.supportsVision,
       planMode: o.planMode,
-      approval: {
-        policy: o.approvalPolicy ?? defaultPolicy(o.sandboxKind),
-        dirs: o.dirs,
-        sandboxKind: o.sandboxKind,
-        allowHostCommands: o.allowHostCommands,
-        protectedWritesAllowed: o.protectedWritesAllowed,
-      },
+      approval,
+      ...(o.subagents ? { subagentLimit: { maxConcurrent: o.subagents.settings.maxConcurrent, maxTotal: o.subagents.settings.maxTotalPerRun } } : {}),
     }),
     checkpointer: o.checkpointer,
   });

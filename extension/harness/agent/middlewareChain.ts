@@ -34,7 +34,7 @@
  *   [15] SkillActivation          not yet — no skills subsystem
  *   [16] SkillToolPolicy          not yet — no skills subsystem
  *   [17] DurableContext           not yet — it carries delegations/skill context across summarization;
- *                                           we have neither summarization nor subagents
+ *                                           no summarization, so no delegation ledger to keep (yet)
  *   [18] Summarization            not yet — off by default in DeerFlow's schema; no summary model wiring
  *   [19] Todo (plan mode)         ported  — write_todos + reminder when the list scrolled out of context
  *   [20] TokenUsage               ported  — usage per model call and per run
@@ -44,7 +44,9 @@
  *   [24] McpRouting               not yet — no MCP tools
  *   [25] DeferredToolFilter       not yet — no deferred (MCP) tools
  *   [26] SystemMessageCoalescing  ported  — exactly one leading system message per request
- *   [27] SubagentLimit            not yet — no `task` tool / subagents
+ *   [27] SubagentLimit            ported  — with subagents on: at most max_concurrent `task` calls per
+ *                                           response, max_total_per_run per run, then "[SUBAGENT LIMIT
+ *                                           REACHED]" and stop_reason subagent_limit_capped
  *   [28] LoopDetection            ported  — repeated tool-call sets per thread → warning, then forced stop
  *   [29] TokenBudget              not yet — off by default in DeerFlow; no budget configuration yet
  *   [30] custom middlewares       not yet — no programmatic extension point
@@ -84,6 +86,7 @@ import { modelLengthFinishReasonMiddleware } from "../middlewares/modelLengthFin
 import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.js";
 import { approvalMiddleware, type ApprovalOptions } from "../middlewares/approval.js";
 import { defaultPolicy } from "../approvals/policy.js";
+import { subagentLimitMiddleware, type SubagentLimitOptions } from "../middlewares/subagentLimit.js";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -102,6 +105,8 @@ export interface ChainContext {
   toolOutput?: Partial<ToolOutputBudgetOptions>;
   /** The approval policy and what it needs to classify calls (issue 13); absent → the defaults for a local sandbox without host commands. */
   approval?: ApprovalOptions;
+  /** The run has the `task` tool (issue 14): DeerFlow's max_concurrent / max_total_per_run; absent → no SubagentLimit. */
+  subagentLimit?: SubagentLimitOptions;
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
@@ -129,6 +134,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     titleMiddleware(ctx.titleModel), // [21]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
     systemMessageCoalescingMiddleware(), // [26]
+    ctx.subagentLimit && subagentLimitMiddleware(ctx.subagentLimit), // [27]
     loopDetectionMiddleware(ctx.loopDetection), // [28]
     terminalResponseMiddleware(), // [32]
     modelLengthFinishReasonMiddleware(), // [33]

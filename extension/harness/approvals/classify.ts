@@ -41,6 +41,8 @@ export function classifyToolCall(call: { name: string; args?: unknown }, ctx: Cl
   const args = (call.args && typeof call.args === "object" ? call.args : {}) as Record<string, unknown>;
   if (READ_TOOLS.has(call.name)) return { class: "read", reason: "reads the thread's files" };
   if (CONTROL_TOOLS.has(call.name)) return { class: "read", reason: "changes only the conversation's own state" };
+  // Delegation itself runs nothing: each of the subagent's calls meets this policy (subagents/approval.ts).
+  if (call.name === "task") return { class: "read", reason: "delegates to a subagent, whose every tool call is checked against this policy" };
   if (WRITE_TOOLS.has(call.name)) {
     const path = typeof args.path === "string" ? args.path : "";
     let host: string | undefined;

@@ -33,6 +33,7 @@ const runOptions = {
   "api-key": { type: "string" },
   "api-key-stdin": { type: "boolean" },
   "plan-mode": { type: "boolean" },
+  subagents: { type: "boolean" },
   "allow-host-commands": { type: "boolean" },
   approval: { type: "string" },
   "data-dir": { type: "string" },
@@ -170,6 +171,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     let model = v.model;
     let baseURL = v["base-url"];
     let allowHostCommands = v["allow-host-commands"];
+    let subagents = v.subagents;
     let approvals: ApprovalDecision[] | undefined;
     if (req.approvals) {
       const thread = store.threads.get(threadId);
@@ -183,6 +185,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
         baseURL = paused.base_url;
       }
       if (paused && allowHostCommands === undefined) allowHostCommands = paused.allow_host_commands;
+      if (paused?.subagents && subagents === undefined) subagents = true;
     }
     if (req.approvals) checkModel(config, command, model, baseURL);
     let launched;
@@ -222,6 +225,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           ...(baseURL ? { baseURL } : {}),
           ...(apiKey ? { apiKey } : {}),
           planMode: v["plan-mode"] ?? false,
+          ...(subagents !== undefined ? { subagents } : {}),
           ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}),
           multitask: req.multitask ?? "reject",
           ...(timeoutMs ? { timeoutMs } : {}),

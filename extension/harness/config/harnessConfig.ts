@@ -13,6 +13,7 @@ import { z } from "zod";
 import { HarnessError } from "../errors.js";
 import { configureLlmRetry } from "../middlewares/llmErrorHandling.js";
 import { configureLlmCircuit, llmCircuitStateFile } from "../middlewares/llmCircuitBreaker.js";
+import { SubagentsConfigZ, SUBAGENTS_DEFAULTS } from "../subagents/config.js";
 
 export const ModelConfigZ = z.object({
   /** The name users pick (`--model NAME`, the model picker). */
@@ -80,6 +81,8 @@ export const HarnessConfigZ = z.object({
       recovery_timeout_sec: z.number().min(0).default(60),
     })
     .default({ failure_threshold: 5, recovery_timeout_sec: 60 }),
+  /** DeerFlow `subagents.*` (issue 14): the `task` tool, its limits and budgets (subagents/config.ts). */
+  subagents: SubagentsConfigZ.default(SUBAGENTS_DEFAULTS),
 });
 export type HarnessConfig = z.infer<typeof HarnessConfigZ>;
 

@@ -18,6 +18,7 @@ import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals
 import type { ApprovalPolicy } from "../approvals/policy.js";
 import { checkDecisions, decideAll, describePending } from "../approvals/resume.js";
 import type { ThreadRecord } from "../store/threads.js";
+import { subagentSettings, type SubagentSettings } from "../subagents/config.js";
 
 /** What a client may ask for. Everything else about a run is decided here. */
 export interface StartRunRequest {
@@ -33,6 +34,8 @@ export interface StartRunRequest {
   /** Never stored; held in memory for this run's model client. */
   apiKey?: string;
   planMode?: boolean;
+  /** Register the `task` tool for this run (CLI `--subagents`); absent → the config's `subagents.enabled`. */
+  subagents?: boolean;
   idempotencyKey?: string;
   multitask?: MultitaskStrategy;
   /** Client context: only whitelisted keys pass, secrets are scrubbed. */
@@ -51,6 +54,8 @@ export interface RunContext {
   titleModel?: ResolvedModel;
   apiKey?: string;
   planMode: boolean;
+  /** Present when the run may delegate to subagents (issue 14): the `task` tool's limits. */
+  subagents?: SubagentSettings;
   allowHostCommands: boolean;
   /** Which tool calls run, ask or are refused: the operator's, never the client's. */
   approvalPolicy: ApprovalPolicy;
@@ -101,6 +106,8 @@ export interface PausedRun {
   /** Only for an ad-hoc endpoint (`--base-url`), which has no configured name to find it by. */
   base_url?: string;
   allow_host_commands: boolean;
+  /** The paused turn may hold `task` calls: its decision runs with the `task` tool too. */
+  subagents?: boolean;
 }
 
 export function pausedRunOf(thread: ThreadRecord): PausedRun | undefined {
@@ -173,6 +180,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       ...(titleModel ? { titleModel } : {}),
       ...(req.apiKey ? { apiKey: req.apiKey } : {}),
       planMode,
+      ...((req.subagents ?? s.config.subagents.enabled) ? { subagents: subagentSettings(s.config.subagents) } : {}),
       allowHostCommands: s.allowHostCommands,
       approvalPolicy: s.approvalPolicy,
       ...(approvals ? { approvals } : {}),

@@ -19,6 +19,7 @@ import { randomUUID } from "node:crypto";
 import { errorMessage } from "../errors.js";
 import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
 import { RESUME_CONFIG_KEY, resumeInput } from "../approvals/resume.js";
+import { SubagentRunTracker, type RunUsageWithSubagents } from "../subagents/runTracker.js";
 
 export interface TurnRequest {
   agent: LeadAgent;
@@ -44,8 +45,8 @@ export interface TurnRequest {
 export interface TurnResult {
   status: FinalRunStatus;
   error?: string;
-  /** Tokens of this run's model calls (TokenUsage; DeerFlow's worker completion counters). */
-  usage?: RunUsage;
+  /** Tokens of this run's model calls (TokenUsage; DeerFlow's worker completion counters), its subagents' included and split under `subagents`. */
+  usage?: RunUsage | RunUsageWithSubagents;
 }
 
 export interface RunUsage {
@@ -98,6 +99,8 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   let result: TurnResult = { status: "success" };
   const usage = new RunUsageCollector();
   const deltas = new UpdateDeltas();
+  // The `task` tool's subagents, seen through their `task_*` events (subagents/runTracker.ts).
+  const subagents = new SubagentRunTracker();
   let lastValues: string | undefined;
   // Token chunks are held for at most a few ms and merged (./chunkCoalescer.ts); every other
   // event flushes them first, so the journal's order is the stream's.
@@ -150,6 +153,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
         }
         case "custom": {
           const data = payload && typeof payload === "object" && "type" in payload ? (payload as { type: string }) : { type: "custom", value: payload };
+          subagents.observe(data);
           emitInOrder({ ...base, event: "custom", data });
           break;
         }
@@ -176,6 +180,12 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
       emit({ ...base, event: "error", data: { name: e.name, message: e.message, ...(typeof code === "string" ? { code } : {}) } });
     }
   } finally {
+    // A subagent still open when the run stopped was stopped with it: say so in its namespace.
+    try {
+      for (const data of subagents.close(result.status, result.error)) emit({ ...base, event: "custom", data });
+    } catch {
+      // The journal itself is failing: the run ends with that error.
+    }
     await releaseSandbox(req);
   }
   // Any final status: the last checkpoint holds what the run left (a crash never gets here, so
@@ -183,7 +193,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   compaction?.compactRun(threadId, startedAfter);
   // No `end` event here: the worker decides the final status (delivery check, a concurrent
   // cancel already recorded in the run store) and journals `end` with it.
-  const total = usage.total();
+  const total = subagents.withUsage(usage.total());
   return total ? { ...result, usage: total } : result;
 }
 

@@ -95,6 +95,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       blobs: s.blobs,
       checkpointer: s.checkpointer,
       planMode: ctx.planMode,
+      ...(ctx.subagents ? { subagents: { settings: ctx.subagents, modelName: ctx.model.name } } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
       approvalPolicy: ctx.approvalPolicy,
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, ctx.apiKey ? { apiKey: ctx.apiKey } : {}) } : {}),
@@ -141,6 +142,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
             model: ctx.model.name,
             ...(ctx.model.adHoc && ctx.model.baseURL ? { base_url: ctx.model.baseURL } : {}),
             allow_host_commands: ctx.allowHostCommands,
+            ...(ctx.subagents ? { subagents: true } : {}),
           }
         : undefined,
     );
@@ -214,7 +216,7 @@ interface FinalState {
   title: string | null;
   /** Set when the run ended on ask_clarification (the last message is its ToolMessage). */
   clarification?: { human_input?: Record<string, unknown> };
-  /** `additional_kwargs.stop_reason` of the final AI answer (model_length_capped, safety_capped, loop_capped). */
+  /** `additional_kwargs.stop_reason` of the final AI answer (model_length_capped, safety_capped, loop_capped, subagent_limit_capped). */
   stopReason?: string;
   /** The final AI answer's text when it is flagged `deerflow_error_fallback`. */
   errorFallback?: string;

@@ -1,0 +1,66 @@
+/**
+ * A subagent's middleware chain, as DeerFlow builds it (`build_subagent_runtime_middlewares`):
+ * the lead's shared runtime layers without uploads, then the subagent-only guards. Slot numbers
+ * are the lead chain's (agent/middlewareChain.ts), so the relative order is the same.
+ *
+ * Not here, on purpose: Uploads (DeerFlow `include_uploads=False`), Title, Todo, TokenUsage,
+ * Clarification (a subagent cannot ask the user), SubagentLimit (a subagent has no `task` tool),
+ * TerminalResponse (an empty subagent answer is reported as "No response generated"), and the
+ * lead's pausing ApprovalMiddleware, replaced by ./approval.ts.
+ */
+import type { AgentMiddleware } from "langchain";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import type { BlobStore } from "../store/blobs.js";
+import { inputSanitizationMiddleware } from "../middlewares/inputSanitization.js";
+import { toolOutputBudgetMiddleware } from "../middlewares/toolOutputBudget.js";
+import { threadDataMiddleware } from "../middlewares/threadData.js";
+import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
+import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
+import { sandboxAuditMiddleware } from "../middlewares/sandboxAudit.js";
+import { readBeforeWriteMiddleware } from "../middlewares/readBeforeWrite.js";
+import { toolErrorHandlingMiddleware } from "../middlewares/toolErrorHandling.js";
+import { dynamicContextMiddleware } from "../middlewares/dynamicContext.js";
+import { viewImageMiddleware } from "../middlewares/viewImage.js";
+import { systemMessageCoalescingMiddleware } from "../middlewares/systemMessageCoalescing.js";
+import { loopDetectionMiddleware } from "../middlewares/loopDetection.js";
+import { modelLengthFinishReasonMiddleware } from "../middlewares/modelLengthFinishReason.js";
+import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.js";
+import type { ApprovalOptions } from "../middlewares/approval.js";
+import { subagentApprovalMiddleware } from "./approval.js";
+import { subagentBudgetMiddleware, type BudgetState } from "./budget.js";
+
+export interface SubagentChainContext {
+  dirs: ThreadDirs;
+  blobs: BlobStore;
+  supportsVision: boolean;
+  /** The lead run's policy and classification context. */
+  approval: ApprovalOptions;
+  /** The thread's "Always allow" tools (the lead's `approval_always_allow`). */
+  alwaysAllowed: readonly string[];
+  maxTurns: number;
+  tokenBudget: number;
+  /** Filled by the budget middleware when a cap ends the run. */
+  budget: BudgetState;
+}
+
+export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[] {
+  const chain: Array<AgentMiddleware | false> = [
+    inputSanitizationMiddleware(), // [1]
+    toolOutputBudgetMiddleware(ctx.dirs), // [2]
+    threadDataMiddleware(ctx.dirs), // [4]
+    danglingToolCallMiddleware(), // [7]
+    llmErrorHandlingMiddleware(), // [8]
+    subagentApprovalMiddleware(ctx.approval, ctx.alwaysAllowed), // [9]
+    sandboxAuditMiddleware(), // [10]
+    readBeforeWriteMiddleware(ctx.dirs, ctx.approval.protectedWritesAllowed), // [11]
+    toolErrorHandlingMiddleware(), // [13]
+    dynamicContextMiddleware(), // [14]
+    ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
+    systemMessageCoalescingMiddleware(), // [26]
+    loopDetectionMiddleware(), // [28]
+    subagentBudgetMiddleware({ maxTurns: ctx.maxTurns, tokenBudget: ctx.tokenBudget }, ctx.budget), // [29] TokenBudget + DeerFlow's max_turns
+    modelLengthFinishReasonMiddleware(), // [33]
+    safetyFinishReasonMiddleware(), // [34]
+  ];
+  return chain.filter((m): m is AgentMiddleware => Boolean(m));
+}

@@ -1,0 +1,104 @@
+/**
+ * `task(description, prompt, subagent_type)` (DeerFlow `tools/builtins/task_tool.py`, reference
+ * §9.4): delegate a bounded task to a subagent with its own context, and answer with DeerFlow's
+ * result text and `subagent_*` status fields (subagents/statusContract.ts).
+ *
+ * Registered only when the run has subagents enabled. An unknown type, or `bash` where bash is not
+ * allowed, is answered as a failed task without running anything, with DeerFlow's text. DeerFlow
+ * runs the subagent on a background pool and polls it every 5 s; here the tool awaits it
+ * (subagents/executor.ts) and the subagent's events reach the journal as they happen, so there is
+ * no polling and no "polling timed out" outcome. Parallel `task` calls of one model response run
+ * concurrently: the tool node runs a response's calls together.
+ */
+import { tool } from "langchain";
+import type { ToolRuntime } from "langchain";
+import { Command } from "@langchain/langgraph";
+import { ToolMessage } from "@langchain/core/messages";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { z } from "zod";
+import { BUILTIN_SUBAGENTS, limitsFor, subagentType, type SubagentSettings } from "../subagents/config.js";
+import { formatSubagentResult, subagentAdditionalKwargs, type SubagentOutcome, type SubagentUsage } from "../subagents/statusContract.js";
+import { runSubagent, type SubagentRunRequest, type TaskEventWriter } from "../subagents/executor.js";
+
+/** DeerFlow `LOCAL_BASH_SUBAGENT_DISABLED_MESSAGE`, with our ways out (as HOST_BASH_DISABLED_MESSAGE words them). */
+export const BASH_SUBAGENT_DISABLED_MESSAGE =
+  "Bash subagent is disabled for LocalSandboxProvider because host bash execution is not a secure sandbox boundary. " +
+  "Open the folder in a dev container for isolated bash access, or enable it with --allow-host-commands (CLI) " +
+  "or the deerflow.allowHostCommands setting only in a fully trusted local environment.";
+
+const schema = z.object({
+  description: z.string().describe("A short (3-5 word) description of the task for logging/display. ALWAYS PROVIDE THIS PARAMETER FIRST."),
+  prompt: z.string().describe("The task description for the subagent. Be specific and clear about what needs to be done. ALWAYS PROVIDE THIS PARAMETER SECOND."),
+  subagent_type: z.string().describe("The type of subagent to use. ALWAYS PROVIDE THIS PARAMETER THIRD."),
+});
+
+const DESCRIPTION = `Delegate a bounded task to a specialized subagent that works in its own context and reports back.
+
+Delegate only when the benefit clearly exceeds the overhead: independent tasks that save wall-clock time when run in parallel, or a bounded, context-heavy investigation that would otherwise crowd your own context.
+
+Subagent types:
+- general-purpose: a capable agent for bounded exploration and action, with your tools except task, ask_clarification and present_files.
+- bash: a command-execution specialist (bash, ls, read_file, write_file, str_replace); only where bash is allowed.
+
+Do not delegate dependent steps to parallel subagents, work that needs the user, or work you can do more cheaply yourself. An unknown subagent_type fails with the list of available types.`;
+
+export interface TaskToolDeps {
+  model: BaseChatModel;
+  modelName: string;
+  /** The lead's own tools (not middleware tools): what a subagent type picks from. */
+  parentTools: readonly StructuredToolInterface[];
+  /** Host bash allowed, or a sandbox that is its own boundary (DeerFlow `is_host_bash_allowed`). */
+  bashAllowed: boolean;
+  settings: SubagentSettings;
+  chain: SubagentRunRequest["chain"] extends infer C ? Omit<C, "alwaysAllowed"> : never;
+  threadId: string;
+}
+
+function answer(toolCallId: string, o: SubagentOutcome & { modelName?: string; usage?: SubagentUsage }, sandbox?: { sandbox_id: string }): Command {
+  const { content, error } = formatSubagentResult(o);
+  return new Command({
+    update: {
+      ...(sandbox ? { sandbox } : {}),
+      messages: [new ToolMessage({ content, tool_call_id: toolCallId, name: "task", additional_kwargs: subagentAdditionalKwargs(o, error) })],
+    },
+  });
+}
+
+export function taskTool(deps: TaskToolDeps) {
+  return tool(
+    async ({ description, prompt, subagent_type }, runtime: ToolRuntime) => {
+      const toolCallId = runtime.toolCallId;
+      const type = subagentType(subagent_type);
+      if (!type) {
+        const available = BUILTIN_SUBAGENTS.map((t) => t.name).join(", ");
+        return answer(toolCallId, { status: "failed", error: `Unknown subagent type '${subagent_type}'. Available: ${available}` });
+      }
+      if (type.name === "bash" && !deps.bashAllowed) return answer(toolCallId, { status: "failed", error: BASH_SUBAGENT_DISABLED_MESSAGE });
+
+      const tools = deps.parentTools.filter((t) => (type.tools ? type.tools.includes(t.name) : !type.disallowed.includes(t.name)));
+      const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: string[] | null };
+      const writer = runtime.writer as ((chunk: unknown) => void) | undefined;
+      const write: TaskEventWriter = (data) => writer?.(data);
+      const result = await runSubagent({
+        taskId: toolCallId,
+        description,
+        type,
+        prompt,
+        model: deps.model,
+        modelName: deps.modelName,
+        tools,
+        chain: { ...deps.chain, alwaysAllowed: state.approval_always_allow ?? [] },
+        limits: limitsFor(type, deps.settings),
+        parentState: { sandbox: state.sandbox, thread_data: state.thread_data },
+        threadId: deps.threadId,
+        signal: runtime.signal,
+        write,
+      });
+      // The lead run is stopping (cancel, timeout): its runner closes the task in the journal.
+      if (runtime.signal?.aborted) throw runtime.signal.reason instanceof Error ? runtime.signal.reason : new Error("Cancelled by user");
+      return answer(toolCallId, { ...result, modelName: deps.modelName }, result.sandbox);
+    },
+    { name: "task", description: DESCRIPTION, schema },
+  );
+}
