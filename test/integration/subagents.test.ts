@@ -315,6 +315,16 @@ test("kill -9 mid-subagent, then a new run on the thread: the history the provid
   const call = msgs.findIndex((m) => m.role === "assistant" && m.tool_calls?.some((c) => c.id === "call_k1"));
   assert.ok(call >= 0, "the killed run's task calls are in the history");
   assert.deepEqual(msgs.slice(call + 1, call + 3).map((m) => m.tool_call_id), ["call_k1", "call_k2"], "each answered");
+  // Recovery ended the killed run: no subagent of it is left "running" in the journal.
+  const lines = await events(d, "kill-sub");
+  const killedRun = lines.find((l) => l.event === "custom" && l.data.task_id === "call_k1")!.run_id;
+  for (const id of ["call_k1", "call_k2"]) {
+    const mine = lines.filter((l) => l.run_id === killedRun && l.event === "custom" && l.data.task_id === id && l.data.type !== "task_event").map((l) => l.data.type);
+    assert.deepEqual([mine[0], mine.at(-1)], ["task_started", "task_cancelled"], `${id}: ${mine.join(",")}`);
+  }
+  const endIdx = lines.findIndex((l) => l.run_id === killedRun && l.event === "end");
+  assert.equal(lines[endIdx]!.data.status, "interrupted");
+  assert.ok(lines.slice(0, endIdx).some((l) => l.data?.type === "task_cancelled" && l.data.task_id === "call_k2"), "closed before the run's end");
 });
 
 test("without --subagents there is no task tool", async () => {

@@ -11,12 +11,13 @@
  */
 import type { FinalRunStatus, RunStatus } from "../../protocol/events.js";
 import { FINAL_STATUSES } from "../store/runs.js";
-import type { RunRecord, RunStore } from "../store/runs.js";
+import type { RunStore } from "../store/runs.js";
 import type { Journal } from "./journal.js";
 import { endEvent } from "./runTurn.js";
 import { emptyFacts } from "./delivery.js";
 import type { DeliveryReceipt } from "./delivery.js";
 import { changedFiles, type FileChangeStore } from "../store/fileChanges.js";
+import { closeOpenTasks } from "../subagents/runTracker.js";
 
 export interface EndRequest {
   runId: string;
@@ -50,7 +51,10 @@ export function endRun(s: { runs: RunStore; journal: Journal; changes?: FileChan
       const error = cur.error ?? req.error ?? undefined;
       const ended: Ended = { status: cur.status, ...(error ? { error } : {}), recorded: false };
       if (cur.ended_at !== null) return ended;
-      if (!hasReceipt(s.journal, cur)) {
+      const events = s.journal.events.list(cur.thread_id, { runId: cur.run_id });
+      // Subagents its process left running (it died mid-task: recovery, shutdown) end with the run.
+      for (const data of closeOpenTasks(events, cur.status, error)) s.journal.append({ run_id: cur.run_id, thread_id: cur.thread_id, event: "custom", data });
+      if (!events.some(isReceipt)) {
         s.journal.append({ run_id: cur.run_id, thread_id: cur.thread_id, event: "custom", data: req.receipt ?? { type: "run.delivery", ...emptyFacts() } });
       }
       const extra: Record<string, unknown> = moved || cur.status === req.status ? { ...req.extra } : {};
@@ -64,8 +68,6 @@ export function endRun(s: { runs: RunStore; journal: Journal; changes?: FileChan
   );
 }
 
-function hasReceipt(journal: Journal, run: RunRecord): boolean {
-  return journal.events
-    .list(run.thread_id, { runId: run.run_id })
-    .some((e) => e.event === "custom" && (e.data as { type?: unknown } | null)?.type === "run.delivery");
+function isReceipt(e: { event: string; data: unknown }): boolean {
+  return e.event === "custom" && (e.data as { type?: unknown } | null)?.type === "run.delivery";
 }

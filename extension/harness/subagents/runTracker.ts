@@ -55,3 +55,16 @@ export class SubagentRunTracker {
     return { ...sum, subagents: Object.fromEntries(this.#usage) };
   }
 }
+
+/**
+ * The closing events for the tasks a run's journal leaves open, for endRun (runs/ending.ts): a run
+ * whose process died mid-subagent (kill -9, then recovery) never closed them itself.
+ */
+export function closeOpenTasks(events: ReadonlyArray<{ event: string; data: unknown }>, status: string, error: string | undefined): Array<{ type: string; task_id: string; error: string }> {
+  const tracker = new SubagentRunTracker();
+  for (const e of events) {
+    const data = e.data as { type?: unknown } | null;
+    if (e.event === "custom" && data && typeof data.type === "string") tracker.observe(data as { type: string });
+  }
+  return tracker.close(status, error);
+}
