@@ -64,7 +64,7 @@ test("on the host: every blocked pattern is a tool error and nothing ran; pip in
   ]);
   const first = fx.server.requests.length;
   const r = await runCli(
-    ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", fx.server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "local", "--allow-host-commands"],
+    ["run", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--base-url", fx.server.url, "--model", "scripted", "--prompt", "go", "--sandbox", "local", "--allow-host-commands", "--approval", "shell=auto"],
     { HOME: home },
   );
   assert.equal(r.code, 0, r.stderr);
