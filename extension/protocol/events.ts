@@ -101,8 +101,8 @@ export type RunEventName = RunEvent["event"];
  * item, its node deltas as an `updates` item), in the same wire form as the lead's own
  * `messages` / `updates` events. A panel replays a subagent from these as it replays the lead.
  * `usage` is the subagent's cumulative usage so far (null before its first model reply). A task
- * open when its run stopped is closed by the runner with `task_cancelled` ("Cancelled by user")
- * or `task_failed`. `end.data.usage` adds the subagents' usage and splits it under `subagents`.
+ * open when its run stopped is closed with `task_cancelled` ("Cancelled by user") or
+ * `task_failed`, before the run's `end`: by the runner, or by recovery after a crash. `end.data.usage` adds the subagents' usage and splits it under `subagents`.
  */
 export type TaskEventData =
   | { type: "task_started"; task_id: string; description: string; model_name: string; subagent_type: string }

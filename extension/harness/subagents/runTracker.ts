@@ -4,7 +4,8 @@
  * - a task still open when the run stops (cancel, run timeout, error) is closed in the journal with
  *   `task_cancelled` / `task_failed`: the subagent was stopped with the run, but its own closing
  *   event may never reach the journal, because the lead's stream stops being read once the run is
- *   aborted. A panel never shows a subagent "running" in a run that ended;
+ *   aborted. A run whose process died (kill -9) is closed the same way by endRun when recovery
+ *   ends it (`closeOpenTasks`). A panel never shows a subagent "running" in a run that ended;
  * - each finished task's `usage` (its `task_*` terminal event) is added to the run's usage and
  *   listed per task under `usage.subagents` (DeerFlow's usage by caller, `subagent:{name}`).
  */
