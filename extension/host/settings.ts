@@ -63,6 +63,8 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
     },
     workspace_trusted: workspaceTrusted,
   };
+  // Not a trust setting: each of a subagent's calls goes through the same approval policy.
+  if (cfg.get<boolean>("subagents.enabled") === true) settings.subagents = { enabled: true };
   const approval = approvalSettings(cfg);
   if (Object.keys(approval).length > 0) settings.approval = approval;
   const defaultModel = nonEmpty(cfg.get<string>("defaultModel"));

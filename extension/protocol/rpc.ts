@@ -36,6 +36,8 @@ export interface HarnessSettings {
    * only); unnamed classes keep their defaults.
    */
   approval?: Partial<Record<ToolClass, ApprovalMode>>;
+  /** `deerflow.subagents.enabled`: register the `task` tool for the panel's runs (issue 14). */
+  subagents?: { enabled: boolean };
 }
 
 /** A journaled event as delivered to subscribers: a RunEvent with its thread-global seq. */

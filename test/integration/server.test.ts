@@ -467,3 +467,22 @@ test("approvals over RPC: the user's settings policy pauses a run; approvals/pro
     await h.close();
   }
 });
+
+test("deerflow.subagents.enabled reaches the harness: the panel's runs offer the task tool only when it is on", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const h = startHarness();
+  try {
+    await h.request("harness/initialize", { dataDir, settings: settings(model.url) });
+    const toolNames = (r: { requests: () => Array<{ body: { tools?: Array<{ function?: { name?: string } }> } | null }> }) =>
+      (r.requests()[0]?.body?.tools ?? []).map((t) => t.function?.name);
+    const off = await run(h, workspace, [{ content: "no delegation" }]);
+    assert.ok(!toolNames(off).includes("task"), toolNames(off).join(","));
+    await h.request("harness/configure", { settings: settings(model.url, { subagents: { enabled: true } }) });
+    const on = await run(h, workspace, [{ content: "could delegate" }]);
+    assert.ok(toolNames(on).includes("task"), toolNames(on).join(","));
+    const bad = await errorOf(h.request("harness/configure", { settings: { ...settings(model.url), subagents: { enabled: "yes" } } as never }));
+    assert.equal(bad.data?.code, "invalid_params");
+  } finally {
+    await h.close();
+  }
+});

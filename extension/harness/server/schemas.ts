@@ -40,6 +40,7 @@ export const HarnessSettingsZ = z.object({
     .partial()
     .strict()
     .optional(),
+  subagents: z.object({ enabled: z.boolean() }).strict().optional(),
 });
 
 type Schemas = { [M in HostRequest]: z.ZodType<RequestParams<M>> };

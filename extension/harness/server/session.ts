@@ -55,6 +55,7 @@ export class Session {
         ...(settings.default_model ? { default_model: settings.default_model } : {}),
         ...(settings.title_model ? { title_model: settings.title_model } : {}),
         sandbox: settings.sandbox,
+        ...(settings.subagents ? { subagents: { enabled: settings.subagents.enabled } } : {}),
       },
       "the deerflow.* settings",
     );

@@ -7,7 +7,7 @@ describe("settings", () => {
   const cfg = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("deerflow");
 
   after(async () => {
-    for (const key of ["models", "defaultModel", "allowHostCommands"]) await cfg().update(key, undefined, vscode.ConfigurationTarget.Global);
+    for (const key of ["models", "defaultModel", "allowHostCommands", "subagents.enabled"]) await cfg().update(key, undefined, vscode.ConfigurationTarget.Global);
   });
 
   it("reads the defaults", async () => {
@@ -47,5 +47,17 @@ describe("settings", () => {
     const configured = next(api.harness.onDidConfigure, (c) => c.settings.sandbox.allow_host_commands, "harness/configure with host commands on");
     await cfg().update("allowHostCommands", true, vscode.ConfigurationTarget.Global);
     await configured;
+  });
+
+  it("subagents.enabled reaches the harness, and off again", async () => {
+    const api = await deerflow();
+    await harnessReady(api);
+    assert.equal(cfg().get("subagents.enabled"), false);
+    const on = next(api.harness.onDidConfigure, (c) => c.settings.subagents?.enabled === true, "harness/configure with subagents on");
+    await cfg().update("subagents.enabled", true, vscode.ConfigurationTarget.Global);
+    await on;
+    const off = next(api.harness.onDidConfigure, (c) => c.settings.subagents === undefined, "harness/configure with subagents off");
+    await cfg().update("subagents.enabled", undefined, vscode.ConfigurationTarget.Global);
+    await off;
   });
 });
