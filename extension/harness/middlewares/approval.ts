@@ -84,7 +84,8 @@ export function unansweredCalls(messages: readonly BaseMessage[]): Array<{ id: s
     .map((c) => ({ id: c.id, name: c.name, args: (c.args ?? {}) as Record<string, unknown> }));
 }
 
-function refusal(call: { id?: string; name: string }, content: string, errorType: string): ToolMessage {
+/** The result of a call the policy does not let run: an error the model reads and can act on. */
+export function refusal(call: { id?: string; name: string }, content: string, errorType: string): ToolMessage {
   return new ToolMessage({
     content,
     tool_call_id: call.id ?? "missing_id",
@@ -92,6 +93,11 @@ function refusal(call: { id?: string; name: string }, content: string, errorType
     status: "error",
     additional_kwargs: { deerflow_tool_meta: { status: "error", error_type: errorType, recoverable_by_model: true, source: "middleware" } },
   });
+}
+
+/** A `deny`: never run, and the model is told which policy refused it (the lead's and the subagents' text). */
+export function deniedResult(call: { id?: string; name: string }, v: Verdict): ToolMessage {
+  return refusal(call, `Error: ${call.name} was not run: the approval policy denies ${v.class} calls (${v.reason}).`, "approval_denied");
 }
 
 /**
@@ -131,7 +137,7 @@ export function approvalMiddleware(o: ApprovalOptions) {
       const call = request.toolCall;
       const v = verdictFor(call, consentOf(request.state, request.runtime.configurable), o);
       if (v.mode === "deny") {
-        return refusal(call, `Error: ${call.name} was not run: the approval policy denies ${v.class} calls (${v.reason}).`, "approval_denied");
+        return deniedResult(call, v);
       }
       if (v.mode === "ask") {
         // Not reachable through the paused-turn flow; kept so no path runs an undecided call.

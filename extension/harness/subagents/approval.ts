@@ -9,18 +9,7 @@
  * DeerFlow's subagents go through the same GuardrailMiddleware as the lead, which never asks.
  */
 import { createMiddleware } from "langchain";
-import { ToolMessage } from "@langchain/core/messages";
-import { verdictFor, type ApprovalOptions } from "../middlewares/approval.js";
-
-function refusal(call: { id?: string; name: string }, content: string, errorType: string): ToolMessage {
-  return new ToolMessage({
-    content,
-    tool_call_id: call.id ?? "missing_id",
-    name: call.name,
-    status: "error",
-    additional_kwargs: { deerflow_tool_meta: { status: "error", error_type: errorType, recoverable_by_model: true, source: "middleware" } },
-  });
-}
+import { deniedResult, refusal, verdictFor, type ApprovalOptions } from "../middlewares/approval.js";
 
 export function subagentApprovalMiddleware(o: ApprovalOptions, alwaysAllowed: readonly string[]) {
   return createMiddleware({
@@ -28,9 +17,7 @@ export function subagentApprovalMiddleware(o: ApprovalOptions, alwaysAllowed: re
     wrapToolCall: (request, handler) => {
       const call = request.toolCall;
       const v = verdictFor(call, { granted: [], always: alwaysAllowed }, o);
-      if (v.mode === "deny") {
-        return refusal(call, `Error: ${call.name} was not run: the approval policy denies ${v.class} calls (${v.reason}).`, "approval_denied");
-      }
+      if (v.mode === "deny") return deniedResult(call, v);
       if (v.mode === "ask") {
         return refusal(
           call,
