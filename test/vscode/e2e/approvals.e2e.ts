@@ -11,7 +11,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
@@ -19,8 +19,9 @@ import { scenarioScript, tagged } from "../scenarios.js";
 import type { Scenarios } from "../scenarios.js";
 import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
+import { failureCapture, shows } from "./steps.js";
 import type { Locator } from "playwright-core";
-import { SCREENSHOT_DIR, openWorkbench, runCommand, screenshot } from "../workbench.js";
+import { openWorkbench, runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 
 const ORIGINAL = "Shopping list:\n- apples\n- pears\n";
@@ -66,29 +67,7 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
     await model?.close();
   });
 
-  /** Runs `fn`; on failure saves a screenshot and the workbench's logs before rethrowing (as panel.e2e.ts). */
-  async function step(name: string, fn: () => Promise<void>): Promise<void> {
-    try {
-      await fn();
-    } catch (e) {
-      if (df) {
-        await screenshot(df.page, `FAILED-approvals-${name}`).catch(() => undefined);
-        const logs = join(SCREENSHOT_DIR, `FAILED-approvals-${name}-logs`);
-        rmSync(logs, { recursive: true, force: true });
-        cpSync(join(df.cs.userDataDir, "logs"), logs, { recursive: true });
-        writeFileSync(join(logs, "code-server.log"), df.cs.log());
-      }
-      throw e;
-    }
-  }
-
-  async function shows(locator: Locator, what: string, timeout = 30_000): Promise<void> {
-    try {
-      await locator.waitFor({ state: "visible", timeout });
-    } catch (e) {
-      throw new Error(`Not seen within ${timeout / 1000} s: ${what}.`, { cause: e });
-    }
-  }
+  const step = failureCapture(() => df, "approvals-");
 
   const card = (toolCallId: string): Locator => panel.view.locator(`[data-testid="approval-card"][data-tool-call-id="${toolCallId}"]`);
   const approvals = (): Locator => panel.view.getByTestId("approvals");

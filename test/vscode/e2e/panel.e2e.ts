@@ -11,16 +11,14 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { cpSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { scenarioScript, tagged, tinyPng } from "../scenarios.js";
 import type { Scenarios } from "../scenarios.js";
 import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
-import type { Locator } from "playwright-core";
-import { SCREENSHOT_DIR, editorTab, openWorkbench, screenshot } from "../workbench.js";
+import { failureCapture, shows } from "./steps.js";
+import { editorTab, openWorkbench, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 
 const STREAM_TEXT = "Streaming words arrive one by one: alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omega.";
@@ -73,33 +71,7 @@ describe(`DeerFlow panel in VS Code (code-server ${defaultCodeServer()} + chromi
     await model?.close();
   });
 
-  /**
-   * Runs `fn`; on failure saves a screenshot and the workbench's logs (extension host, the
-   * extension's LogOutputChannel, code-server) to test-results/vscode/<version>/FAILED-<name>* before rethrowing.
-   */
-  async function step(name: string, fn: () => Promise<void>): Promise<void> {
-    try {
-      await fn();
-    } catch (e) {
-      if (df) {
-        await screenshot(df.page, `FAILED-${name}`).catch(() => undefined);
-        const logs = join(SCREENSHOT_DIR, `FAILED-${name}-logs`);
-        rmSync(logs, { recursive: true, force: true });
-        cpSync(join(df.cs.userDataDir, "logs"), logs, { recursive: true });
-        writeFileSync(join(logs, "code-server.log"), df.cs.log());
-      }
-      throw e;
-    }
-  }
-
-  /** Waits for `locator`; a timeout fails with `what` (a sentence about the product), not a selector. */
-  async function shows(locator: Locator, what: string, timeout = 30_000): Promise<void> {
-    try {
-      await locator.waitFor({ state: "visible", timeout });
-    } catch (e) {
-      throw new Error(`Not seen within ${timeout / 1000} s: ${what}.`, { cause: e });
-    }
-  }
+  const step = failureCapture(() => df, "");
 
   test("DeerFlow: Open Panel from the command palette shows the panel", () =>
     step("open-panel", async () => {
