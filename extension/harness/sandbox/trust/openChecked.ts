@@ -131,18 +131,15 @@ export function readFileCheckedSync(path: string, maxBytes = Infinity): Buffer {
  * caller closes it.
  */
 export function openForUpdateSync(path: string): number {
-  const fd = openSync(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK);
-  try {
-    checkOpened(fd, path);
-    return fd;
-  } catch (err) {
-    closeSync(fd);
-    throw err;
-  }
+  return checkedOrClosed(openSync(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK), path);
 }
 
 function createChecked(path: string): number {
-  const fd = openSync(path, WRITE_FLAGS | O_EXCL, 0o666);
+  return checkedOrClosed(openSync(path, WRITE_FLAGS | O_EXCL, 0o666), path);
+}
+
+/** `fd` once checkOpened accepts it; closed (and the refusal thrown) otherwise. */
+function checkedOrClosed(fd: number, path: string): number {
   try {
     checkOpened(fd, path);
     return fd;
