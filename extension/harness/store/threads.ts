@@ -119,8 +119,11 @@ export function createThreadStore(db: Db, opts: { workspaceFolder: string; now?:
     },
     setMetadata(threadId, key, value) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) throw new HarnessError("usage", `Bad metadata key ${key}.`);
-      const changes = value === undefined ? metaRemove.run(key, threadId, folder).changes : metaSet.run(key, JSON.stringify(value), threadId, folder).changes;
-      if (changes === 0) must(threadId);
+      // Most runs leave the mirrored keys as they were: no write (and no WAL page) for those.
+      const current = must(threadId).metadata[key];
+      if (JSON.stringify(current) === JSON.stringify(value)) return;
+      if (value === undefined) metaRemove.run(key, threadId, folder);
+      else metaSet.run(key, JSON.stringify(value), threadId, folder);
     },
   };
 }

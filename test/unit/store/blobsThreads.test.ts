@@ -75,3 +75,21 @@ describe("threads", () => {
     await assert.rejects(deleteThread(store, "a"), (e) => e instanceof HarnessError && e.code === "thread_not_found");
   });
 });
+
+describe("thread metadata", () => {
+  it("setMetadata sets, keeps unchanged values without a write, removes with undefined, and refuses an unknown thread", () => {
+    const t = store.threads.create({ metadata: { keep: 1 } });
+    const changes = (): number => (store.db.prepare("SELECT total_changes() AS n").get() as { n: number }).n;
+    store.threads.setMetadata(t.threadId, "pending_approvals", [{ tool_call_id: "c1" }]);
+    assert.deepEqual(store.threads.get(t.threadId)!.metadata, { keep: 1, pending_approvals: [{ tool_call_id: "c1" }] });
+    const before = changes();
+    store.threads.setMetadata(t.threadId, "pending_approvals", [{ tool_call_id: "c1" }]);
+    store.threads.setMetadata(t.threadId, "absent", undefined);
+    assert.equal(changes(), before, "nothing to change, nothing written");
+    store.threads.setMetadata(t.threadId, "pending_approvals", undefined);
+    assert.deepEqual(store.threads.get(t.threadId)!.metadata, { keep: 1 });
+    assert.ok(changes() > before);
+    assert.throws(() => store.threads.setMetadata("no-such-thread", "x", 1), (e: HarnessError) => e.code === "thread_not_found");
+    assert.throws(() => store.threads.setMetadata(t.threadId, "a.b", 1), /Bad metadata key/);
+  });
+});
