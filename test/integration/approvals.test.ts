@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { cliState, runCli, sandboxDirs, scriptedRun, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
+import { openWorkspaceStore } from "../../extension/harness/store/db.js";
 
 const server = useModelServer();
 
@@ -208,4 +209,28 @@ test("--approval is checked: a typo is a usage error, not a looser default", asy
   const r = await scriptedRun(server, d, [], "x", ["--approval", "shell=yes"]);
   assert.equal(r.code, 2);
   assert.match(r.stderr, /"shell=yes" is not CLASS=MODE/);
+});
+
+test("a thread row that still lists calls the checkpoint no longer waits on (a crash between the two writes) heals: the decision run ends error saying so, and the thread works again", async () => {
+  const d = sandboxDirs();
+  const first = await scriptedRun(server, d, [{ content: "Hello." }], "Hi.");
+  assert.equal(first.code, 0, first.stderr);
+  const store = openWorkspaceStore({ dataDir: d.dataDir, workspaceFolder: d.workspace });
+  try {
+    store.threads.setMetadata(first.threadId, "pending_approvals", [{ tool_call_id: "ghost", name: "bash", args: {}, class: "shell", reason: "r" }]);
+  } finally {
+    store.close();
+  }
+  const refused = await scriptedRun(server, d, [], "Next.", ["--thread", first.threadId]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /ghost \(bash\)/);
+  // No paused run was recorded with it, so the decision names its model.
+  const decided = await approve(d, first.threadId, [], ["--all", "reject", "--base-url", server.url, "--model", "scripted"]);
+  assert.equal(decided.code, 1, decided.stderr);
+  assert.equal(decided.end?.data.status, "error");
+  assert.match(decided.end?.data.error, /no tool calls waiting for approval/);
+  assert.equal(decided.requests.length, 0, "nothing was asked of the model");
+  const next = await scriptedRun(server, d, [{ content: "Back to normal." }], "Next.", ["--thread", first.threadId]);
+  assert.equal(next.code, 0, next.stderr);
+  assert.equal((await cliState(d, first.threadId)).messages.at(-1).content, "Back to normal.");
 });

@@ -79,23 +79,6 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           content: req.prompt,
           additional_kwargs: req.files && req.files.length > 0 ? { files: req.files } : {},
         });
-  let input: Record<string, unknown> = { messages: human ? [human] : [] };
-  let configurable: Record<string, unknown> = config.configurable;
-  if (req.approvals) {
-    // Decided against what the checkpoint says the thread waits on, not what the client believed.
-    const snap = await agent.graph.getState(config);
-    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: string[] | null };
-    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow ?? []);
-    emit({ ...base, event: "custom", data: { type: "approval_decided", decisions: req.approvals } });
-    input = { ...decided.input, messages: [...decided.input.messages, ...(human ? [human] : [])] };
-    configurable = { ...configurable, [RESUME_CONFIG_KEY]: decided.resume };
-  }
-  // The run's input, journaled as the `__start__` node's update: with updates carrying deltas
-  // (./updateDeltas.ts) no middleware re-sends it, and a follower must still see the prompt (and
-  // the rejections a decision answers calls with).
-  const inputMessages = input.messages as BaseMessage[];
-  if (inputMessages.length > 0) emit({ ...base, event: "updates", data: { __start__: { messages: inputMessages.map((m) => toWireMessage(m)) } } });
-
   let result: TurnResult = { status: "success" };
   const usage = new RunUsageCollector();
   const deltas = new UpdateDeltas();
@@ -114,6 +97,9 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   const compaction = runCompaction(agent);
   const startedAfter = compaction?.latestRootCheckpointId(threadId);
   try {
+    // Inside the try: a decision the checkpoint no longer matches ends this run `error` with the
+    // reason, and the worker still re-reads what the thread waits on (its mirror stays true).
+    const { input, configurable } = await turnInput(req, human, config, emit);
     const stream = await agent.graph.stream(
       input,
       { ...config, configurable, streamMode: ["values", "updates", "messages", "custom"] as const },
@@ -195,6 +181,35 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   // cancel already recorded in the run store) and journals `end` with it.
   const total = subagents.withUsage(usage.total());
   return total ? { ...result, usage: total } : result;
+}
+
+/**
+ * The graph input of a turn: the user's message, and for a decision run (issue 13) the
+ * decisions checked against what the checkpoint says the thread waits on (not what the client
+ * believed): rejections as tool results, approvals for the approval middleware. The input is
+ * journaled as the `__start__` node's update: with updates carrying deltas (./updateDeltas.ts) no
+ * middleware re-sends it, and a follower must still see the prompt and the rejections.
+ */
+async function turnInput(
+  req: TurnRequest,
+  human: HumanMessage | undefined,
+  config: { configurable: Record<string, unknown> },
+  emit: (event: RunEvent) => void,
+): Promise<{ input: Record<string, unknown>; configurable: Record<string, unknown> }> {
+  const base = { run_id: req.runId, thread_id: req.threadId };
+  let input: Record<string, unknown> = { messages: human ? [human] : [] };
+  let configurable = config.configurable;
+  if (req.approvals) {
+    const snap = await req.agent.graph.getState(config);
+    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: string[] | null };
+    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow ?? []);
+    emit({ ...base, event: "custom", data: { type: "approval_decided", decisions: req.approvals } });
+    input = { ...decided.input, messages: [...decided.input.messages, ...(human ? [human] : [])] };
+    configurable = { ...configurable, [RESUME_CONFIG_KEY]: decided.resume };
+  }
+  const messages = input.messages as BaseMessage[];
+  if (messages.length > 0) emit({ ...base, event: "updates", data: { __start__: { messages: messages.map((m) => toWireMessage(m)) } } });
+  return { input, configurable };
 }
 
 /** The saver's run compaction, when the agent's checkpointer offers it (ours does). */
