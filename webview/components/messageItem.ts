@@ -8,12 +8,15 @@ import type { MessageView } from "../model/types.js";
 import { h, icon } from "./dom.js";
 import { setMarkdown } from "./markdown.js";
 import { callSignature, renderToolCall } from "./toolCall.js";
+import { patchTaskCard, renderTaskCard } from "./taskCard.js";
 
 export interface RowContext {
   /** True when no run is active: pending calls will never get a result. */
   runEnded: boolean;
   /** Open tool-call ids, kept across re-renders and virtual-list recycling. */
   openCalls: Set<string>;
+  /** Subagent cards whose step list the user folded (taskCard.ts). */
+  foldedTasks: Set<string>;
 }
 
 const callSigs = new WeakMap<HTMLElement, string>();
@@ -79,6 +82,13 @@ function patchCalls(host: HTMLElement, m: MessageView, ctx: RowContext): void {
   for (const el of Array.from(host.children) as HTMLElement[]) existing.set(el.dataset.toolCallId ?? "", el);
   const next: HTMLElement[] = m.toolCalls.map((c, i) => {
     const id = c.id || `#${i}`;
+    if (c.name === "task" && c.id) {
+      // A subagent card patches itself in place (its task changes without its call changing).
+      const old = existing.get(id);
+      const card = old?.dataset.testid === "task-card" ? old : renderTaskCard(c, { ...ctx, runEnded: ctx.runEnded && !m.streaming });
+      patchTaskCard(card, c, { ...ctx, runEnded: ctx.runEnded && !m.streaming });
+      return card;
+    }
     const sig = callSignature(c, m.streaming) + (ctx.runEnded ? "|ended" : "");
     const old = existing.get(id);
     if (old && callSigs.get(old) === sig) return old;

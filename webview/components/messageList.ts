@@ -34,7 +34,7 @@ export class MessageList {
   private offsetsDirty = true;
   private pinned = true;
   private lastTop = 0;
-  private ctx: RowContext = { runEnded: true, openCalls: new Set() };
+  private ctx: RowContext = { runEnded: true, openCalls: new Set(), foldedTasks: new Set() };
   private threadId: string | null = null;
 
   constructor(private readonly schedule: () => void) {
@@ -96,7 +96,7 @@ export class MessageList {
       this.rendered.clear();
       this.items.replaceChildren();
       this.heights.clear();
-      this.ctx = { runEnded: !runActive, openCalls: new Set() };
+      this.ctx = { runEnded: !runActive, openCalls: new Set(), foldedTasks: new Set() };
       this.pinned = true;
       this.offsetsDirty = true;
     }

@@ -124,7 +124,22 @@ function toolResultOf(m: WireMessage): ToolResultInput {
     content: contentText(m.content),
     status: m.status === "error" ? "error" : "success",
     name: m.name,
+    subagent: m.name === "task" ? subagentFields(m.additional_kwargs) : undefined,
   };
+}
+
+/** A `task` result's DeerFlow status fields, which a subagent card reads when its events are not in view. */
+function subagentFields(kw: Record<string, unknown> | undefined): ToolResultView["subagent"] {
+  const u = kw?.subagent_token_usage;
+  const usage = isRecord(u) && typeof u.total_tokens === "number"
+    ? { input_tokens: Number(u.input_tokens) || 0, output_tokens: Number(u.output_tokens) || 0, total_tokens: u.total_tokens }
+    : null;
+  const status = typeof kw?.subagent_status === "string" ? kw.subagent_status : null;
+  return status || usage ? { status, usage } : undefined;
+}
+
+function resultView(r: ToolResultInput): ToolResultView {
+  return { messageId: r.messageId, content: r.content, status: r.status, ...(r.subagent ? { subagent: r.subagent } : {}) };
 }
 
 /** Upsert one complete message. Tool messages become the result of their call. */
@@ -136,7 +151,7 @@ export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
 
   const at = t.index.get(key);
   const prevCalls = new Map((at === undefined ? [] : t.messages[at]?.toolCalls ?? []).map((c) => [c.id, c]));
-  const adopted = adoptCalls(t, key, view.toolCalls.map((c) => ({ ...c, result: prevCalls.get(c.id)?.result })));
+  const adopted = adoptCalls(t, key, view.toolCalls.map((c) => withTask({ ...c, result: prevCalls.get(c.id)?.result }, t.tasks.get(c.id))));
   const next: MessageView = { ...view, toolCalls: adopted.calls };
   const after = adopted.t;
   const i = after.index.get(key);
@@ -147,17 +162,24 @@ export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
   return replaceAt(after, i, next);
 }
 
+/** A `task` call keeps its subagent's view (model/tasks.ts) when its message is re-emitted. */
+function withTask(c: ToolCallView, task: ToolCallView["task"]): ToolCallView {
+  return task ? { ...c, task } : c;
+}
+
 function sameView(a: MessageView, b: MessageView): boolean {
   return a.role === b.role && a.text === b.text && a.streaming === b.streaming && a.files.join("\n") === b.files.join("\n") &&
     a.toolCalls.length === b.toolCalls.length &&
     a.toolCalls.every((c, k) => {
       const d = b.toolCalls[k]!;
-      return c.id === d.id && c.name === d.name && c.argsText === d.argsText && c.result === d.result && JSON.stringify(c.args) === JSON.stringify(d.args);
+      return c.id === d.id && c.name === d.name && c.argsText === d.argsText && c.result === d.result && c.task === d.task && JSON.stringify(c.args) === JSON.stringify(d.args);
     });
 }
 
 function sameResult(a: ToolResultView | undefined, b: ToolResultView): boolean {
-  return a !== undefined && a.messageId === b.messageId && a.content === b.content && a.status === b.status;
+  // A result without status fields (its streamed chunk) adds nothing to one that has them.
+  const sameSubagent = b.subagent === undefined || (a?.subagent?.status === b.subagent.status && a.subagent.usage?.total_tokens === b.subagent.usage?.total_tokens);
+  return a !== undefined && a.messageId === b.messageId && a.content === b.content && a.status === b.status && sameSubagent;
 }
 
 /**
@@ -181,7 +203,7 @@ export function buildMessages(t: ThreadView, wire: readonly WireMessage[]): Thre
   for (const m of wire) {
     if (m.type === "tool") {
       const r = toolResultOf(m);
-      const result: ToolResultView = { messageId: r.messageId, content: r.content, status: r.status };
+      const result = resultView(r);
       const owner = callOwner.get(r.toolCallId);
       const i = owner === undefined ? undefined : index.get(owner);
       const msg = i === undefined ? undefined : messages[i];
@@ -208,11 +230,12 @@ export interface ToolResultInput {
   content: string;
   status: "success" | "error";
   name?: string | undefined;
+  subagent?: ToolResultView["subagent"];
 }
 
 /** Pairs a result with its call by tool_call_id; an unpaired result is shown as its own row. */
 export function applyToolResult(t: ThreadView, r: ToolResultInput): ThreadView {
-  const result: ToolResultView = { messageId: r.messageId, content: r.content, status: r.status };
+  const result = resultView(r);
   const owner = t.callOwner.get(r.toolCallId);
   const at = owner === undefined ? undefined : t.index.get(owner);
   const msg = at === undefined ? undefined : t.messages[at];

@@ -7,6 +7,7 @@
 import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
 import { appendError, applyChunk, buildMessages, dropStreaming, endStreaming, isRecord, upsertMessage } from "./messages.js";
+import { applyTaskEvent, isTaskEvent } from "./tasks.js";
 import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
 
 export function emptyThread(threadId: string): ThreadView {
@@ -18,6 +19,7 @@ export function emptyThread(threadId: string): ThreadView {
     index: new Map(),
     callOwner: new Map(),
     pendingResults: new Map(),
+    tasks: new Map(),
     artifacts: [],
     todos: null,
     viewedImages: [],
@@ -83,6 +85,7 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
         const msg = typeof e.data.message === "string" ? e.data.message : "Retrying the model call…";
         return { ...dropStreaming(t), run: { ...t.run, retry: msg } };
       }
+      if (isTaskEvent(e.data)) return applyTaskEvent(t, e.data);
       return t;
     }
     case "error": {

@@ -6,7 +6,7 @@
  */
 import type { ThreadSummary } from "../../extension/protocol/rpc.js";
 import type { ModelChoice, PanelStatus } from "../../extension/protocol/webview.js";
-import type { RunStatus } from "../../extension/protocol/events.js";
+import type { RunStatus, TaskUsage } from "../../extension/protocol/events.js";
 
 /** "error" rows are not messages: a run error shown in line, where it happened. */
 export type Role = "human" | "ai" | "tool" | "error";
@@ -19,12 +19,32 @@ export interface ToolCallView {
   /** Raw streamed argument text (tool_call_chunks), shown until `args` is known. */
   argsText: string;
   result: ToolResultView | undefined;
+  /** A `task` call's subagent, as far as its journal events are in view (model/tasks.ts). */
+  task?: TaskView | undefined;
+}
+
+/** A subagent started by a `task` call; `id` is the call's id (the events' `task_id`). */
+export interface TaskView {
+  id: string;
+  description: string | null;
+  subagentType: string | null;
+  model: string | null;
+  status: "running" | "completed" | "failed" | "cancelled" | "timed_out";
+  /** DeerFlow's result text once completed. */
+  result: string | null;
+  error: string | null;
+  /** Cumulative usage so far (null before its first model reply). */
+  usage: TaskUsage | null;
+  /** The subagent's own messages (its answers and tool calls), folded by the lead's reducers. */
+  steps: ThreadView;
 }
 
 export interface ToolResultView {
   messageId: string;
   content: string;
   status: "success" | "error";
+  /** A `task` result's `subagent_status` and `subagent_token_usage` (DeerFlow's status fields). */
+  subagent?: { status: string | null; usage: TaskUsage | null } | undefined;
 }
 
 export interface MessageView {
@@ -85,6 +105,8 @@ export interface ThreadView {
   callOwner: ReadonlyMap<string, string>;
   /** Results seen before their call (rare; kept so a later call picks its result up). */
   pendingResults: ReadonlyMap<string, ToolResultView>;
+  /** task_id → the subagent's view, from the journal's task events (model/tasks.ts). */
+  tasks: ReadonlyMap<string, TaskView>;
   artifacts: readonly ArtifactItem[];
   todos: readonly TodoItem[] | null;
   viewedImages: readonly ViewedImageItem[];
