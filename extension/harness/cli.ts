@@ -12,13 +12,20 @@ import { cancelCommand, eventsCommand, runsCommand } from "./cli/runs.js";
 import { devcontainerCommand } from "./cli/devcontainer.js";
 import { deleteCommand } from "./cli/delete.js";
 import { changesCommand, revertCommand } from "./cli/changes.js";
+import { compactCommand } from "./cli/compact.js";
+import { memoryCommand } from "./cli/memory.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
                    [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
-                   [--data-dir DIR]
+                   [--max-tokens N] [--data-dir DIR]
+                   --max-tokens caps the run's tokens (input + output, subagents included; config
+                   key token_budget.max_tokens_per_run; 0 = none): at N the answer's tool calls
+                   are dropped and the run ends with stop_reason "token_capped".
+                   The end event's data.usage has input, output, total, cached and reasoning
+                   tokens and an estimated cost (null when the model's price is unknown).
                    --subagents gives the run the task tool (subagents general-purpose and bash;
                    config key subagents.enabled); their events carry data.task_id.
                    --approval sets what runs without asking, per tool class (read, write,
@@ -38,9 +45,16 @@ const USAGE = `Usage:
                    --approval flags; without them it continues with the paused run's model and
                    host-command setting.
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
+                   The thread's state, with "usage": the sum over its runs (and the last run's).
   deerflow threads --workspace DIR [--data-dir DIR]
+  deerflow compact --workspace DIR --thread ID [--model NAME] [--base-url URL] [--data-dir DIR]
+                   Summarizes the thread's older messages now (config key summarization): the
+                   model then sees the summary and the last messages; state still lists every
+                   message. Prints the summary as one JSON line. Exit 1 with the reason when
+                   the summary model fails or a run is active on the thread.
   deerflow events  --workspace DIR --thread ID [--after SEQ] [--data-dir DIR]
   deerflow runs    --workspace DIR --thread ID [--data-dir DIR]
+                   One line per run, with its usage when it reported one.
   deerflow cancel  --workspace DIR --run ID [--data-dir DIR]
   deerflow delete  --workspace DIR --thread ID [--data-dir DIR]
                    Removes the thread: its messages, runs, events, the viewed images no other
@@ -53,6 +67,13 @@ const USAGE = `Usage:
                    Puts those files back as they were before the run (an added file is removed).
                    A file changed again since the run is refused and kept (exit 1), the others
                    are reverted. Refused while a run of the thread is active.
+  deerflow memory show|clear [--data-dir DIR]
+                   Long-term memory (one per data directory): after a run, the user's messages
+                   and the final answers are queued for fact extraction by the model (the run's,
+                   or memory.model_name), done before the CLI exits ("memory: updated (N facts)"
+                   on stderr). A thread's first request carries it as a hidden <memory> block.
+                   show prints it as JSON; clear empties it and drops queued updates.
+                   run --no-memory (or config memory.enabled false): no injection, no extraction.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
                    A folder's dev container is brought up only with a configuration you
@@ -72,6 +93,8 @@ async function main(argv: string[]): Promise<number> {
       return stateCommand(rest);
     case "threads":
       return threadsCommand(rest);
+    case "compact":
+      return compactCommand(rest);
     case "events":
       return eventsCommand(rest);
     case "runs":
@@ -80,6 +103,8 @@ async function main(argv: string[]): Promise<number> {
       return cancelCommand(rest);
     case "delete":
       return deleteCommand(rest);
+    case "memory":
+      return memoryCommand(rest);
     case "devcontainer":
       return devcontainerCommand(rest);
     case "changes":

@@ -36,6 +36,10 @@ export type HarnessErrorCode =
   /** The thread waits on the user's decision on tool calls (issue 13): decide them, or interrupt. */
   | "approval_pending"
   | "run_not_found"
+  /** Long-term memory (issue 15): the stored or submitted document is not valid JSON or not memory-shaped; nothing was changed. */
+  | "memory_invalid"
+  /** Manual compaction (issue 15): every summary model failed (the configured one, then the run's); nothing was written. */
+  | "summary_failed"
   /** Harness RPC: a request's params do not match the protocol (extension/protocol/rpc.ts). */
   | "invalid_params"
   /** Harness RPC: a request arrived before `harness/initialize`. */

@@ -22,6 +22,9 @@ import { defaultPolicy, type ApprovalPolicy } from "../approvals/policy.js";
 import type { SubagentSettings } from "../subagents/config.js";
 import { subagentPromptSection } from "../subagents/prompt.js";
 import { taskTool } from "../tools/task.js";
+import type { MemoryRunHooks } from "../memory/hooks.js";
+import type { SummarizationOptions } from "../middlewares/summarization.js";
+import type { BaseMessage } from "@langchain/core/messages";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -48,6 +51,14 @@ export interface LeadAgentOptions {
   protectedWritesAllowed?: Set<string>;
   /** The run may delegate (issue 14): the `task` tool, SubagentLimit and the prompt section. */
   subagents?: { settings: SubagentSettings; modelName: string };
+  /** Long-term memory is on for this run (issue 15): injection at the thread's first run, extraction after each. */
+  memory?: MemoryRunHooks;
+  /** Tokens this run may use (issue 15; middlewares/tokenBudget.ts); absent or 0 → no budget. */
+  maxTokensPerRun?: number;
+  /** Summarization and DurableContext (issue 15): settings and summary models (runs/compaction.ts). */
+  summarization?: Omit<SummarizationOptions, "beforeSummarize">;
+  /** Called with the messages about to be summarized, once their summary exists (e.g. a memory flush). */
+  beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
 }
 
 export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
@@ -107,6 +118,10 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       planMode: o.planMode,
       approval,
       ...(o.subagents ? { subagentLimit: { maxConcurrent: o.subagents.settings.maxConcurrent, maxTotal: o.subagents.settings.maxTotalPerRun } } : {}),
+      ...(o.memory ? { memory: o.memory } : {}),
+      ...(o.maxTokensPerRun ? { tokenBudget: { maxTokens: o.maxTokensPerRun } } : {}),
+      ...(o.summarization ? { summarization: o.summarization } : {}),
+      ...(o.beforeSummarize ? { beforeSummarize: o.beforeSummarize } : {}),
     }),
     checkpointer: o.checkpointer,
   });

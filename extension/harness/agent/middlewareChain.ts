@@ -30,16 +30,22 @@
  *   [12] ToolProgress             not yet — optional in DeerFlow (off by default)
  *   [13] ToolErrorHandling        ported  — a throwing tool becomes an error ToolMessage; the run goes on
  *   [14] DynamicContext           ported  — the date as a hidden per-request message, never in the
- *                                           system prompt (request-only here; DeerFlow persists it)
+ *                                           system prompt (request-only here; DeerFlow persists it);
+ *                                           with memory on, the user's memory snapshotted at the
+ *                                           thread's first run, injected the same way
  *   [15] SkillActivation          not yet — no skills subsystem
  *   [16] SkillToolPolicy          not yet — no skills subsystem
- *   [17] DurableContext           not yet — it carries delegations/skill context across summarization;
- *                                           no summarization, so no delegation ledger to keep (yet)
- *   [18] Summarization            not yet — off by default in DeerFlow's schema; no summary model wiring
+ *   [17] DurableContext           ported  — once a summary exists: the summary, todos, artifacts,
+ *                                           viewed images and the summarized subagent results as one
+ *                                           hidden <durable_context_data> block (request-only)
+ *   [18] Summarization            ported, non-destructive — past a trigger, older messages are
+ *                                           summarized into summary_text/summary_upto; they stay in
+ *                                           state and leave only the model request
  *   [19] Todo (plan mode)         ported  — write_todos + reminder when the list scrolled out of context
  *   [20] TokenUsage               ported  — usage per model call and per run
  *   [21] Title                    ported  — title after the first exchange, never regenerated
- *   [22] Memory                   not yet — no memory subsystem
+ *   [22] Memory                   ported  — with memory on: the conversation queued for debounced
+ *                                           fact extraction after the turn (memory/)
  *   [23] ViewImage (vision)       ported  — viewed images injected into the next request only
  *   [24] McpRouting               not yet — no MCP tools
  *   [25] DeferredToolFilter       not yet — no deferred (MCP) tools
@@ -48,7 +54,9 @@
  *                                           response, max_total_per_run per run, then "[SUBAGENT LIMIT
  *                                           REACHED]" and stop_reason subagent_limit_capped
  *   [28] LoopDetection            ported  — repeated tool-call sets per thread → warning, then forced stop
- *   [29] TokenBudget              not yet — off by default in DeerFlow; no budget configuration yet
+ *   [29] TokenBudget              ported  — with a per-run budget (off by default, as in DeerFlow): once the
+ *                                           run's tokens reach it, tool calls stripped, "[TOKEN BUDGET
+ *                                           EXCEEDED] …" and stop_reason token_capped
  *   [30] custom middlewares       not yet — no programmatic extension point
  *   [31] extension middlewares    not yet — no `extensions.middlewares` configuration
  *   [32] TerminalResponse         ported  — an empty answer after tool use: one hidden retry, then a
@@ -87,6 +95,12 @@ import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.
 import { approvalMiddleware, type ApprovalOptions } from "../middlewares/approval.js";
 import { defaultPolicy } from "../approvals/policy.js";
 import { subagentLimitMiddleware, type SubagentLimitOptions } from "../middlewares/subagentLimit.js";
+import { memoryMiddleware } from "../memory/middleware.js";
+import type { MemoryRunHooks } from "../memory/hooks.js";
+import { tokenBudgetMiddleware, type TokenBudgetOptions } from "../middlewares/tokenBudget.js";
+import { summarizationMiddleware, type SummarizationOptions } from "../middlewares/summarization.js";
+import { durableContextMiddleware } from "../middlewares/durableContext.js";
+import type { BaseMessage } from "@langchain/core/messages";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -107,6 +121,14 @@ export interface ChainContext {
   approval?: ApprovalOptions;
   /** The run has the `task` tool (issue 14): DeerFlow's max_concurrent / max_total_per_run; absent → no SubagentLimit. */
   subagentLimit?: SubagentLimitOptions;
+  /** Long-term memory is on for this run (issue 15, lead agent only): injection at the thread's first run, extraction after it. */
+  memory?: MemoryRunHooks;
+  /** A per-run token budget (issue 15, DeerFlow `token_budget`); absent → no TokenBudget. */
+  tokenBudget?: TokenBudgetOptions;
+  /** Summarization (issue 15, lead agent only): settings and summary models; absent → neither Summarization nor DurableContext. */
+  summarization?: Omit<SummarizationOptions, "beforeSummarize">;
+  /** Called with the messages about to be summarized, once their summary exists (DeerFlow's before_summarization hooks; errors are logged). */
+  beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
@@ -128,14 +150,18 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     sandboxAuditMiddleware(), // [10]
     readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
-    dynamicContextMiddleware(), // [14]
+    dynamicContextMiddleware(ctx.memory ? { memory: ctx.memory } : {}), // [14]
+    ctx.summarization && durableContextMiddleware(), // [17]
+    ctx.summarization && summarizationMiddleware({ ...ctx.summarization, ...(ctx.beforeSummarize ? { beforeSummarize: ctx.beforeSummarize } : {}) }), // [18]
     ctx.planMode && todoMiddleware(), // [19]
     tokenUsageMiddleware(), // [20]
     titleMiddleware(ctx.titleModel), // [21]
+    ctx.memory && memoryMiddleware(ctx.memory), // [22]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
     systemMessageCoalescingMiddleware(), // [26]
     ctx.subagentLimit && subagentLimitMiddleware(ctx.subagentLimit), // [27]
     loopDetectionMiddleware(ctx.loopDetection), // [28]
+    ctx.tokenBudget && ctx.tokenBudget.maxTokens > 0 && tokenBudgetMiddleware(ctx.tokenBudget), // [29]
     terminalResponseMiddleware(), // [32]
     modelLengthFinishReasonMiddleware(), // [33]
     safetyFinishReasonMiddleware(), // [34]

@@ -58,6 +58,11 @@ export function buildSystemPrompt(o: PromptOptions): string {
     "<clarification>",
     "If the request is ambiguous or missing something you need, ask the user before acting.",
     "</clarification>",
+    "",
+    // DeerFlow's prompt (reference §9.1, §10): memory is the user's data, not framework secrets.
+    // Always present, memory on or off, so the prompt stays one static prefix.
+    "Memory content within <system-reminder><memory>...</memory></system-reminder> is user-managed data " +
+      "(visible and editable with \"DeerFlow: Open Memory\") — you may reference, summarize, or discuss it freely when asked.",
   );
   return lines.join("\n");
 }

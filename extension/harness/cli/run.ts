@@ -23,6 +23,7 @@ import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals
 import { parsePolicySpec, type PolicyOverrides } from "../approvals/policy.js";
 import { decideAll } from "../approvals/resume.js";
 import { pausedRunOf, pendingApprovalsOf } from "../runs/gateway.js";
+import { openRunMemory } from "./memory.js";
 
 /** Flags of every command that starts a run (`run`, `approve`). */
 const runOptions = {
@@ -34,6 +35,8 @@ const runOptions = {
   "api-key-stdin": { type: "boolean" },
   "plan-mode": { type: "boolean" },
   subagents: { type: "boolean" },
+  "no-memory": { type: "boolean" },
+  "max-tokens": { type: "string" },
   "allow-host-commands": { type: "boolean" },
   approval: { type: "string" },
   "data-dir": { type: "string" },
@@ -135,6 +138,11 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   } catch (err) {
     throw new UsageError(`deerflow ${command}: ${(err as Error).message}`);
   }
+  let maxTokensPerRun: number | undefined;
+  if (v["max-tokens"] !== undefined) {
+    maxTokensPerRun = /^\d{1,12}$/.test(v["max-tokens"]) ? Number(v["max-tokens"]) : NaN;
+    if (!Number.isSafeInteger(maxTokensPerRun)) throw new UsageError(`deerflow ${command}: --max-tokens takes a whole number of tokens (0 = no budget)`);
+  }
   let timeoutMs: number | undefined;
   if (v.timeout !== undefined) {
     timeoutMs = Number(v.timeout) * 1000;
@@ -162,6 +170,8 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   // may come from the paused run, known once the store is open.
   if (!req.approvals) checkModel(config, command, v.model, v["base-url"]);
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
+  // Long-term memory (issue 15): queued after the run, extracted before this process exits.
+  const memory = openRunMemory(config, dataDir, v["no-memory"]);
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
   let shutdownSandbox: (() => Promise<void>) | undefined;
@@ -214,6 +224,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           },
           bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
           approval: { ...config.approval, ...approval },
+          ...(memory ? { memory: memory.wiring } : {}),
         },
         {
           threadId,
@@ -229,6 +240,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           ...(v["idempotency-key"] ? { idempotencyKey: v["idempotency-key"] } : {}),
           multitask: req.multitask ?? "reject",
           ...(timeoutMs ? { timeoutMs } : {}),
+          ...(maxTokensPerRun !== undefined ? { maxTokensPerRun } : {}),
         },
         {
           onAdmitted: (run) => {
@@ -257,6 +269,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
       throw err;
     }
     const { admission, done } = launched;
+    memory?.useRunKey(launched.context.model, apiKey);
     if (!done) {
       // The same idempotency key: the same run, never a second execution. Replay it, and follow
       // it to its end if another process is still running it.
@@ -265,6 +278,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     }
     const result = await done;
     store.threads.touch(threadId);
+    await memory?.drain();
     return result.status === "success" ? 0 : 1;
   } finally {
     if (cancelOnSignal) {
@@ -273,6 +287,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     }
     for (const stop of stopFollowing) stop();
     await shutdownSandbox?.().catch(() => undefined);
+    await memory?.close();
     store.close();
   }
 }

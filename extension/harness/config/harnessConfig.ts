@@ -14,6 +14,8 @@ import { HarnessError } from "../errors.js";
 import { configureLlmRetry } from "../middlewares/llmErrorHandling.js";
 import { configureLlmCircuit, llmCircuitStateFile } from "../middlewares/llmCircuitBreaker.js";
 import { SubagentsConfigZ, SUBAGENTS_DEFAULTS } from "../subagents/config.js";
+import { MemoryConfigZ, MEMORY_DEFAULTS } from "../memory/config.js";
+import { SummarizationConfigZ } from "../middlewares/summarization.js";
 
 export const ModelConfigZ = z.object({
   /** The name users pick (`--model NAME`, the model picker). */
@@ -38,6 +40,8 @@ export const ModelConfigZ = z.object({
   thinking: z.record(z.string(), z.unknown()).optional(),
   max_tokens: z.number().int().positive().optional(),
   temperature: z.number().min(0).max(2).optional(),
+  /** Whose prices estimate this model's cost when its base URL does not say (a genai-prices provider id, e.g. "openai"; models/pricing.ts). */
+  pricing_provider: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/).optional(),
 });
 export type ModelConfig = z.infer<typeof ModelConfigZ>;
 
@@ -83,6 +87,19 @@ export const HarnessConfigZ = z.object({
     .default({ failure_threshold: 5, recovery_timeout_sec: 60 }),
   /** DeerFlow `subagents.*` (issue 14): the `task` tool, its limits and budgets (subagents/config.ts). */
   subagents: SubagentsConfigZ.default(SUBAGENTS_DEFAULTS),
+  /** DeerFlow `memory.*` (issue 15): long-term memory, on by default (memory/config.ts). */
+  memory: MemoryConfigZ.default(MEMORY_DEFAULTS),
+  /**
+   * DeerFlow `summarization.*` (issue 15): enabled, model_name, trigger, keep,
+   * trim_tokens_to_summarize, summary_prompt (middlewares/summarization.ts). On by default here, as
+   * the `deerflow.summarization.enabled` setting, with DeerFlow's example values (32000 tokens, keep 10).
+   */
+  summarization: SummarizationConfigZ.default({ enabled: true }),
+  /** DeerFlow `token_budget.*` (issue 15): tokens (input + output) one run may use; 0 = no budget (middlewares/tokenBudget.ts). */
+  token_budget: z
+    .object({ max_tokens_per_run: z.number().int().min(0).default(0) })
+    .strict()
+    .default({ max_tokens_per_run: 0 }),
 });
 export type HarnessConfig = z.infer<typeof HarnessConfigZ>;
 

@@ -14,11 +14,22 @@
  *   exactly what must not change daily. It sits right before the first genuine user message, as
  *   DeerFlow's frozen snapshot does, so everything before it stays a stable prefix and, within a
  *   day, the whole history is.
- * - Memory injection is not ported (no memory subsystem yet).
+ * - Memory (issue 15): at a thread's FIRST run, `beforeAgent` renders the user's memory once
+ *   (memory/render.ts, within `max_injection_tokens`) and snapshots it in the private channel
+ *   `_memory_context`; every request of the thread then carries exactly those bytes as a hidden
+ *   HumanMessage `<system-reminder><memory>…</memory></system-reminder>` right before the date
+ *   reminder, so a memory updated by a later extraction never changes an existing thread's
+ *   prefix. A HumanMessage, as DeerFlow keeps memory at role:user: it is user-managed content
+ *   and must not gain system authority. A thread that already had a run when memory came on
+ *   gets nothing (DeerFlow injects into the first turn only); a run with memory off injects
+ *   nothing, whatever the snapshot holds.
  * The date is the harness process's local date, as DeerFlow's `datetime.now()`.
  */
 import { createMiddleware } from "langchain";
-import { HumanMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { StateSchema } from "@langchain/langgraph";
+import { z } from "zod";
 import { isGenuineUserMessage } from "./shared/messages.js";
 
 const WEEKDAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"] as const;
@@ -33,14 +44,38 @@ export function dateReminder(now: Date): string {
   return ["<system-reminder>", `<current_date>${formatCurrentDate(now)}</current_date>`, "</system-reminder>"].join("\n");
 }
 
-export function dynamicContextMiddleware(clock: () => Date = () => new Date()) {
+/** `""`: the thread's first run had no memory to give (or memory was off); undefined: not decided yet. */
+const memoryState = new StateSchema({ _memory_context: z.string().nullable().optional() });
+
+export interface DynamicContextOptions {
+  clock?: () => Date;
+  /** Memory is on for this run: the reminder for a thread's first run (memory/hooks.ts). */
+  memory?: { injection(): string };
+}
+
+export function dynamicContextMiddleware(options: DynamicContextOptions = {}) {
+  const clock = options.clock ?? (() => new Date());
+  const memory = options.memory;
   return createMiddleware({
     name: "DynamicContextMiddleware",
+    stateSchema: memoryState,
+    beforeAgent: (state) => {
+      const s = state as { messages?: BaseMessage[]; _memory_context?: string | null };
+      if (!memory || typeof s._memory_context === "string") return undefined;
+      // Not the thread's first run: it never had memory, and must not start now (prefix stability).
+      const first = !(s.messages ?? []).some((m) => AIMessage.isInstance(m));
+      return { _memory_context: first ? memory.injection() : "" };
+    },
     wrapModelCall: (request, handler) => {
-      const reminder = new HumanMessage({ content: dateReminder(clock()), name: "dynamic_context", additional_kwargs: { hide_from_ui: true, dynamic_context_reminder: true } });
       const messages = [...request.messages];
       const first = messages.findIndex(isGenuineUserMessage);
-      messages.splice(first < 0 ? messages.length : first, 0, reminder);
+      const reminders: HumanMessage[] = [];
+      const snapshot = (request.state as { _memory_context?: string | null })._memory_context;
+      if (memory && snapshot) {
+        reminders.push(new HumanMessage({ content: snapshot, name: "dynamic_context", additional_kwargs: { hide_from_ui: true, dynamic_context_reminder: true, memory: true } }));
+      }
+      reminders.push(new HumanMessage({ content: dateReminder(clock()), name: "dynamic_context", additional_kwargs: { hide_from_ui: true, dynamic_context_reminder: true } }));
+      messages.splice(first < 0 ? messages.length : first, 0, ...reminders);
       return handler({ ...request, messages });
     },
   });

@@ -35,6 +35,7 @@ import { executeRun } from "./worker.js";
 import type { WorkerResult } from "./worker.js";
 import { endRun } from "./ending.js";
 import { resolvePolicy, type PolicyOverrides } from "../approvals/policy.js";
+import type { MemoryWiring } from "../memory/hooks.js";
 
 export interface LaunchSandbox {
   provider: SandboxProvider;
@@ -55,6 +56,8 @@ export interface LaunchServices {
   bashTimeoutMs?: number;
   /** The operator's approval policy (CLI `--approval`, config, user/machine settings); unnamed classes keep the defaults for the sandbox's kind. */
   approval?: PolicyOverrides;
+  /** Long-term memory (issue 15); absent → off for this run: no injection, no extraction. */
+  memory?: MemoryWiring;
 }
 
 export interface LaunchRequest extends Omit<StartRunRequest, "files" | "apiKey"> {
@@ -135,6 +138,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
       sandboxProvider: sandbox.provider,
       sandboxKind: sandbox.kind,
       ...(s.bashTimeoutMs !== undefined ? { bashTimeoutMs: s.bashTimeoutMs } : {}),
+      ...(s.memory ? { memory: s.memory } : {}),
     },
     admission,
     context,

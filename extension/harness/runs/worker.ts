@@ -14,6 +14,8 @@ import type { RunContext } from "./gateway.js";
 import { buildLeadAgent } from "../agent/leadAgent.js";
 import { createChatModel, thinkingFromContext } from "../models/factory.js";
 import { runTurn, RunAbort } from "./runTurn.js";
+import { summarizationOptions } from "./compaction.js";
+import { withCost } from "./usage.js";
 import type { TurnResult } from "./runTurn.js";
 import type { ThreadStore } from "../store/threads.js";
 import type { BaseMessage} from "@langchain/core/messages";
@@ -25,6 +27,7 @@ import { errorMessage, HarnessError } from "../errors.js";
 import { HostFiles } from "../sandbox/files.js";
 import { TrackedFiles } from "../changes/tracker.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
+import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -35,6 +38,8 @@ export interface WorkerServices {
   sandboxProvider: SandboxProvider;
   sandboxKind: "local" | "devcontainer";
   bashTimeoutMs?: number;
+  /** Long-term memory, when on for this run (issue 15): the entry point's per-user service. */
+  memory?: MemoryWiring;
 }
 
 /** `errorCode`: the HarnessError code when the run was refused before it ran (sandbox preflight). */
@@ -96,6 +101,11 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       checkpointer: s.checkpointer,
       planMode: ctx.planMode,
       ...(ctx.subagents ? { subagents: { settings: ctx.subagents, modelName: ctx.model.name } } : {}),
+      ...(s.memory
+        ? { memory: memoryRunHooks(s.memory.service, ctx.threadId, { name: ctx.model.name, ...(ctx.model.adHoc && ctx.model.baseURL ? { baseURL: ctx.model.baseURL } : {}) }, s.memory.onQueued) }
+        : {}),
+      ...(ctx.maxTokensPerRun ? { maxTokensPerRun: ctx.maxTokensPerRun } : {}),
+      ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.apiKey) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
       approvalPolicy: ctx.approvalPolicy,
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, ctx.apiKey ? { apiKey: ctx.apiKey } : {}) } : {}),
@@ -170,7 +180,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     }
 
     // Record the final status; if a cancel got there first, the store's status wins.
-    const usage = result.usage ? { ...result.usage } : null;
+    const usage = result.usage ? { ...withCost(result.usage, ctx.model) } : null;
     const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: result.status, error: result.error ?? null, usage, extra: result.status === "success" ? extra : {}, receipt });
     if (!ended || ended.status === result.status) return result;
     return { status: ended.status, ...(ended.error ? { error: ended.error } : {}) };

@@ -1,0 +1,206 @@
+/**
+ * Long-term memory for one data directory (one user): the document (store.ts), the durable
+ * update queue (queue.ts), extraction (extract.ts) and what a thread's first request is given
+ * (render.ts). One per process: the CLI opens it for a run, the harness server for its life.
+ *
+ * Who calls what:
+ * - MemoryMiddleware (after a run) and the summarization flush `enqueue` a conversation;
+ * - the harness server calls `schedule()` after each enqueue and at start: a timer fires when the
+ *   earliest entry's debounce (`memory.debounce_seconds`) has passed, and `process()` runs;
+ * - a one-shot CLI `run` calls `process({ all: true })` before it exits (nothing waits for a
+ *   debounce there), which also picks up what an earlier process left;
+ * - DynamicContext asks `injection()` at a thread's first run.
+ *
+ * An extraction that fails (the model errs, answers nonsense, or the memory file is broken) is
+ * logged, never fails a run, and the entry is retried later: after a back-off in the server, at
+ * the next process in the CLI, at most MAX_ATTEMPTS times.
+ */
+import { randomUUID } from "node:crypto";
+import type { HarnessConfig } from "../config/harnessConfig.js";
+import { createChatModel, resolveModel, type ResolvedModel } from "../models/factory.js";
+import { errorMessage } from "../errors.js";
+import { MemoryQueue, type ConversationMessage, type QueueEntry } from "./queue.js";
+import { readMemory, writeMemory } from "./store.js";
+import { extractMemory } from "./extract.js";
+import { estimateTokens, memoryReminder, renderMemory, type TokenCounter } from "./render.js";
+import type { MemoryConfig } from "./config.js";
+
+export const MAX_ATTEMPTS = 5;
+/** How long a processor holds the lease per entry; a process that died holding it is waited out. */
+const LEASE_MS = 5 * 60_000;
+
+export interface MemoryLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface MemoryServiceOptions {
+  dataDir: string;
+  /** Read at each use: the server's settings may change. */
+  config: () => HarnessConfig;
+  /** The key for the extraction model, held by the entry point (the CLI's run key, the host's SecretStorage keys); undefined → environment. */
+  apiKeyFor?: (model: ResolvedModel) => string | undefined;
+  log: MemoryLog;
+  counter?: TokenCounter;
+}
+
+export interface ProcessResult {
+  processed: number;
+  failed: number;
+  /** Facts stored after the last successful update. */
+  facts: number;
+  /** Entries still queued (waiting, or past their attempts). */
+  remaining: number;
+  /** Another process holds the lease: nothing was done here. */
+  busy: boolean;
+}
+
+/** What a run gives its memory hooks: which model the conversation's run used. */
+export interface MemoryRunModel {
+  name: string;
+  baseURL?: string;
+}
+
+export class MemoryService {
+  private queueValue: MemoryQueue | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private closed = false;
+  private readonly owner = `${process.pid}:${randomUUID()}`;
+
+  constructor(private readonly o: MemoryServiceOptions) {}
+
+  get dataDir(): string {
+    return this.o.dataDir;
+  }
+
+  get settings(): MemoryConfig {
+    return this.o.config().memory;
+  }
+
+  private get queue(): MemoryQueue {
+    this.queueValue ??= MemoryQueue.open(this.o.dataDir);
+    return this.queueValue;
+  }
+
+  /** The hidden `<memory>` reminder for a thread's first request; "" when memory is empty or unreadable (logged: a broken file never fails a run). */
+  injection(): string {
+    try {
+      const body = renderMemory(readMemory(this.o.dataDir), this.settings.max_injection_tokens, this.o.counter ?? estimateTokens);
+      return body ? memoryReminder(body) : "";
+    } catch (err) {
+      this.o.log.warn(`memory: not injected: ${errorMessage(err)}`);
+      return "";
+    }
+  }
+
+  enqueue(threadId: string, kind: "conversation" | "flush", messages: ConversationMessage[], model: MemoryRunModel): void {
+    if (messages.length === 0) return;
+    const now = Date.now();
+    this.queue.enqueue({ threadId, kind, model: model.name, ...(model.baseURL ? { baseURL: model.baseURL } : {}), messages, dueAt: now + this.settings.debounce_seconds * 1000 }, now);
+  }
+
+  /** Server: (re)arm the timer for the earliest due entry. */
+  schedule(): void {
+    if (this.closed) return;
+    const next = this.queue.nextDue(MAX_ATTEMPTS);
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    if (next === undefined) return;
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      void this.process()
+        .then(
+          (r) => {
+            if (r.processed > 0) this.o.log.info(`memory: updated (${r.facts} facts)`);
+          },
+          (err: unknown) => this.o.log.warn(`memory: not updated: ${errorMessage(err)}`),
+        )
+        .finally(() => this.schedule());
+    }, Math.max(0, next - Date.now()));
+    this.timer.unref?.();
+  }
+
+  /**
+   * Extract what is due (`all`: everything queued, debounce or back-off regardless — a one-shot
+   * CLI cannot wait). One call at a time per process; another process's lease → `busy`.
+   */
+  process(opts: { all?: boolean; signal?: AbortSignal } = {}): Promise<ProcessResult> {
+    const next = (this.running ?? Promise.resolve()).then(() => this.processNow(opts));
+    // Settles either way (the caller handles `next`'s failure); cleared once it is the last.
+    const tracked: Promise<void> = next.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.running = tracked;
+    void tracked.then(() => {
+      if (this.running === tracked) this.running = undefined;
+    });
+    return next;
+  }
+
+  private async processNow(opts: { all?: boolean; signal?: AbortSignal }): Promise<ProcessResult> {
+    const result: ProcessResult = { processed: 0, failed: 0, facts: 0, remaining: 0, busy: false };
+    const queue = this.queue;
+    const entries = queue.due(MAX_ATTEMPTS, opts.all ? undefined : Date.now());
+    if (entries.length > 0 && !queue.acquire(this.owner, LEASE_MS)) {
+      result.busy = true;
+      result.remaining = queue.count();
+      return result;
+    }
+    try {
+      for (const entry of entries) {
+        if (opts.signal?.aborted || this.closed) break;
+        if (!queue.acquire(this.owner, LEASE_MS)) break;
+        try {
+          const stored = await this.extract(entry, opts.signal);
+          queue.complete(entry);
+          result.processed++;
+          result.facts = stored;
+        } catch (err) {
+          result.failed++;
+          const backoff = Math.max(30_000, this.settings.debounce_seconds * 1000) * 2 ** entry.attempts;
+          queue.fail(entry, errorMessage(err), Date.now() + backoff);
+          this.o.log.warn(`memory: extraction for thread ${entry.thread_id} failed (attempt ${entry.attempts + 1} of ${MAX_ATTEMPTS}), will retry: ${errorMessage(err)}`);
+        }
+      }
+    } finally {
+      if (entries.length > 0) queue.release(this.owner);
+    }
+    result.remaining = queue.count();
+    return result;
+  }
+
+  /** One entry: the current document, the model's update, the scrubbed result written. Returns the fact count. */
+  private async extract(entry: QueueEntry, signal?: AbortSignal): Promise<number> {
+    const config = this.o.config();
+    const configured = this.settings.model_name;
+    const resolved = configured
+      ? resolveModel(config, { name: configured })
+      : resolveModel(config, { name: entry.model, ...(entry.base_url ? { baseURL: entry.base_url } : {}) });
+    const apiKey = this.o.apiKeyFor?.(resolved);
+    const model = createChatModel(resolved, { ...(apiKey ? { apiKey } : {}), thinkingEnabled: false, timeoutMs: 120_000 });
+    // Read right before the update, under the lease: a broken file throws here and stays as it is.
+    const doc = readMemory(this.o.dataDir);
+    const next = await extractMemory(model, doc, entry.messages, entry.thread_id, signal);
+    return writeMemory(this.o.dataDir, next).facts.length;
+  }
+
+  /** Forget everything waiting (memory clear). */
+  clearQueue(): number {
+    return this.queue.clear();
+  }
+
+  queued(): number {
+    return this.queue.count();
+  }
+
+  /** Stops the timer, waits for an extraction in flight, closes the queue. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+    this.queueValue?.close();
+    this.queueValue = undefined;
+  }
+}

@@ -1,0 +1,69 @@
+/**
+ * The memory document on disk: `<dataDir>/memory/memory.json`, one per user (the data directory
+ * is the user's: the CLI's `--data-dir`, the extension's global storage), never in a workspace,
+ * which the sandbox can read and write.
+ *
+ * Rules this module owns (every entry point — extraction, `memory/set`, `memory clear`, the
+ * injection — goes through it):
+ * - every read is validated (schema.ts); a file that is not valid JSON or not memory-shaped is a
+ *   `memory_invalid` error naming the file and what is wrong, and is never rewritten: an update
+ *   that would start from it is refused, so a hand edit gone wrong loses nothing;
+ * - every write is scrubbed of secret-looking values with startRun's scrubber (gateway.ts), then
+ *   validated, then written atomically (temp file + rename), so a crash leaves the old or the new
+ *   document, never half of one.
+ */
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import { HarnessError, errorMessage } from "../errors.js";
+import { scrubSecrets } from "../runs/gateway.js";
+import { MemoryDocZ, describeIssues, emptyMemory, type MemoryDoc } from "./schema.js";
+
+export function memoryDir(dataDir: string): string {
+  return join(dataDir, "memory");
+}
+
+export function memoryFile(dataDir: string): string {
+  return join(memoryDir(dataDir), "memory.json");
+}
+
+/** Validates a document from anywhere (the file, `memory/set`); throws `memory_invalid` with zod's issues. */
+export function parseMemory(raw: unknown, source: string): MemoryDoc {
+  const parsed = MemoryDocZ.safeParse(raw);
+  if (!parsed.success) throw new HarnessError("memory_invalid", `The memory in ${source} is not valid: ${describeIssues(parsed.error)}`);
+  return parsed.data;
+}
+
+/** The stored memory; an empty document when none was written yet. */
+export function readMemory(dataDir: string): MemoryDoc {
+  const file = memoryFile(dataDir);
+  if (!existsSync(file)) return emptyMemory();
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(file, "utf8"));
+  } catch (err) {
+    throw new HarnessError("memory_invalid", `The memory file ${file} is not valid JSON (${errorMessage(err)}). Fix it or run "deerflow memory clear"; it is left as it is.`);
+  }
+  return parseMemory(raw, file);
+}
+
+/** Scrubbed, validated, written atomically. Returns what was stored. */
+export function writeMemory(dataDir: string, doc: MemoryDoc): MemoryDoc {
+  const clean = parseMemory(scrubSecrets(doc), "the update");
+  mkdirSync(memoryDir(dataDir), { recursive: true, mode: 0o700 });
+  const file = memoryFile(dataDir);
+  const tmp = `${file}.${randomUUID()}.tmp`;
+  try {
+    writeFileSync(tmp, `${JSON.stringify(clean, null, 2)}\n`, { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new HarnessError("storage", `Cannot write the memory file ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+  return clean;
+}
+
+/** Forget everything: an empty document replaces whatever was there, broken or not. */
+export function clearMemory(dataDir: string): MemoryDoc {
+  return writeMemory(dataDir, emptyMemory());
+}

@@ -1,0 +1,209 @@
+// Long-term memory (issue 15) through the real CLI (dist/cli.js): extraction after a run (drained
+// before the CLI exits), injection into a thread's first request, `memory show|clear`, retries,
+// scrubbing, --no-memory / memory.enabled false, and a hand-broken memory file. The scripted model
+// server tells the extraction request apart by its system prompt and answers it with a scripted
+// update; every other request gets the lead agent's scripted answer.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { randomUUID } from "node:crypto";
+import type { RecordedRequest, ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
+import { textOf } from "../fixtures/requests.js";
+import { runCli, sandboxDirs, scriptedRunArgs, useModelServer } from "./helpers/cli.js";
+import type { Dirs } from "./helpers/cli.js";
+import { MEMORY_UPDATE_PROMPT_HEAD } from "../../extension/harness/memory/extract.js";
+
+const server = useModelServer();
+
+const isExtraction = (req: RecordedRequest) => (req.body?.messages ?? []).some((m) => m.role === "system" && textOf(m).startsWith(MEMORY_UPDATE_PROMPT_HEAD));
+const extractionInput = (req: RecordedRequest) => textOf((req.body?.messages ?? []).find((m) => m.role === "user"));
+/** The conversation part of an extraction's input (the current memory before it is left out). */
+const conversationOf = (input: string) => input.slice(input.indexOf("<conversation>"));
+
+/** The hidden memory reminder a request carries, or undefined. */
+function memoryBlock(req: RecordedRequest): string | undefined {
+  const m = (req.body?.messages ?? []).find((x) => x.role === "user" && x.name === "dynamic_context" && textOf(x).includes("<memory>"));
+  return m ? textOf(m) : undefined;
+}
+
+const update = (facts: Array<{ content: string; confidence?: number; category?: string }>, extra: Record<string, unknown> = {}): ScriptedReply => ({
+  content: JSON.stringify({ newFacts: facts.map((f) => ({ category: "context", confidence: 0.95, ...f })), factsToRemove: [], ...extra }),
+});
+
+/**
+ * The lead's replies in order (`lead`), and the extraction's answer as a function of its input
+ * (the conversation it was given), so a test can tell which thread's conversation it processes.
+ */
+function script(lead: ScriptedReply[], extraction: (conversation: string) => ScriptedReply): ScriptFn {
+  let i = 0;
+  return (req) => (isExtraction(req) ? extraction(conversationOf(extractionInput(req))) : lead[i++]);
+}
+
+async function run(dirs: Dirs, s: ScriptFn, prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
+  server.setScript(s);
+  const first = server.requests.length;
+  const threadId = extra.includes("--thread") ? extra[extra.indexOf("--thread") + 1]! : randomUUID();
+  const args = extra.includes("--thread") ? extra : ["--thread", threadId, ...extra];
+  const r = await runCli([...scriptedRunArgs(server, dirs, prompt), ...args], env);
+  const requests = server.requests.slice(first);
+  return { ...r, threadId, requests, lead: requests.filter((q) => !isExtraction(q)), extractions: requests.filter(isExtraction), end: r.lines.at(-1) };
+}
+
+async function show(dirs: Dirs) {
+  const r = await runCli(["memory", "show", "--data-dir", dirs.dataDir]);
+  return { ...r, doc: r.code === 0 ? (JSON.parse(r.stdout) as { facts: Array<{ content: string; source: string }>; user: Record<string, { summary: string }> }) : undefined };
+}
+
+const memoryJson = (d: Dirs) => join(d.dataDir, "memory", "memory.json");
+
+test("a fact stated in thread 1 is in the <memory> block of thread 2's first request; show prints it; clear removes it", async () => {
+  const d = sandboxDirs();
+  writeFileSync(join(d.workspace, "notes.txt"), "TOOL-RESULT-MARKER\n");
+  const fact = "The user maintains the Zephyr-42 compiler, written in Rust.";
+  // Thread 1: a tool call, its result, then the final answer.
+  const t1 = await run(
+    d,
+    script(
+      [{ toolCalls: [{ name: "read_file", args: { description: "read notes", path: "/mnt/user-data/workspace/notes.txt" } }] }, { content: "Noted: Zephyr-42 in Rust." }],
+      () => update([{ content: fact }], { user: { workContext: { summary: "Maintains Zephyr-42 (Rust).", shouldUpdate: true } } }),
+    ),
+    "I maintain the Zephyr-42 compiler, it is written in Rust.",
+  );
+  assert.equal(t1.code, 0, t1.stderr);
+  assert.equal(t1.lead.length, 2);
+  assert.equal(memoryBlock(t1.lead[0]!), undefined, "an empty memory injects nothing");
+  assert.equal(t1.extractions.length, 1, "the CLI drains the queue before it exits");
+  assert.match(t1.stderr, /memory: updated \(1 facts\)/);
+  // Only the user's message and the final answer went to extraction: no tool call, no tool result, no reminder.
+  const input = extractionInput(t1.extractions[0]!);
+  assert.match(input, /User: I maintain the Zephyr-42 compiler/);
+  assert.match(input, /Assistant: Noted: Zephyr-42 in Rust\./);
+  assert.doesNotMatch(input, /TOOL-RESULT-MARKER|read_file|current_date|system-reminder/);
+
+  // Thread 2: its first request carries the fact, hidden, before the user's message.
+  const t2 = await run(d, script([{ content: "Hello again." }], () => update([{ content: "The user prefers tabs over spaces.", category: "preference" }])), "What do you remember?");
+  assert.equal(t2.code, 0, t2.stderr);
+  const block = memoryBlock(t2.lead[0]!);
+  assert.ok(block, "thread 2's first request has a <memory> block");
+  assert.ok(block.startsWith("<system-reminder>\n<memory>\n") && block.endsWith("\n</memory>\n</system-reminder>"), block);
+  assert.ok(block.includes(`- [context | 0.95] ${fact}`), block);
+  assert.ok(block.includes("- Work: Maintains Zephyr-42 (Rust)."), block);
+  const msgs = t2.lead[0]!.body!.messages!;
+  const memIdx = msgs.findIndex((m) => textOf(m).includes("<memory>"));
+  const userIdx = msgs.findIndex((m) => m.role === "user" && textOf(m).includes("What do you remember?"));
+  assert.ok(memIdx >= 0 && memIdx < userIdx, "the memory block sits before the user's message");
+  assert.ok(!textOf(msgs[0]).includes(fact), "the system prompt stays static");
+  assert.match(textOf(msgs[0]), /user-managed data/);
+
+  // Thread 2's next run sees the very same bytes, though memory changed since (the tabs fact).
+  const t2b = await run(d, script([{ content: "Still here." }], () => update([])), "And now?", ["--thread", t2.threadId]);
+  assert.equal(t2b.code, 0, t2b.stderr);
+  assert.equal(memoryBlock(t2b.lead[0]!), block, "the thread's snapshot, byte for byte");
+
+  const shown = await show(d);
+  assert.equal(shown.code, 0, shown.stderr);
+  assert.deepEqual(shown.doc!.facts.map((f) => f.content).sort(), [fact, "The user prefers tabs over spaces."].sort());
+  assert.equal(shown.doc!.facts.find((f) => f.content === fact)!.source, t1.threadId);
+
+  const cleared = await runCli(["memory", "clear", "--data-dir", d.dataDir]);
+  assert.equal(cleared.code, 0, cleared.stderr);
+  assert.deepEqual((await show(d)).doc!.facts, []);
+
+  // Thread 3: nothing to inject.
+  const t3 = await run(d, script([{ content: "Hi." }], () => update([])), "Do you know me?");
+  assert.equal(t3.code, 0, t3.stderr);
+  assert.equal(memoryBlock(t3.lead[0]!), undefined);
+  assert.ok(!JSON.stringify(t3.lead[0]!.body).includes("Zephyr-42"));
+});
+
+test("a failing extraction (500) does not fail the run and is retried at the next run", async () => {
+  const d = sandboxDirs();
+  let failFirst = true;
+  const extraction = (input: string): ScriptedReply => {
+    if (input.includes("ALPHA") && failFirst) {
+      failFirst = false;
+      return { error: { status: 500 } };
+    }
+    return update(input.includes("ALPHA") ? [{ content: "The user codes in ALPHA-lang." }] : [{ content: "The user likes BETA tests." }]);
+  };
+  const a = await run(d, script([{ content: "ok" }], extraction), "I code in ALPHA-lang every day.");
+  assert.equal(a.code, 0, a.stderr);
+  assert.equal(a.end?.data?.status, "success");
+  assert.equal(a.extractions.length, 1);
+  assert.equal(a.extractions[0]!.status, 500);
+  assert.match(a.stderr, /extraction for thread .* failed \(attempt 1 of 5\), will retry/);
+  assert.deepEqual((await show(d)).doc!.facts, []);
+
+  const b = await run(d, script([{ content: "ok" }], extraction), "I like BETA tests.");
+  assert.equal(b.code, 0, b.stderr);
+  assert.equal(b.extractions.length, 2, "thread A's entry is retried, thread B's processed");
+  assert.match(b.stderr, /memory: updated \(2 facts\)/);
+  assert.deepEqual((await show(d)).doc!.facts.map((f) => f.content).sort(), ["The user codes in ALPHA-lang.", "The user likes BETA tests."]);
+});
+
+test("a secret-looking value is scrubbed: not in memory.json, not in the queue database", async () => {
+  const d = sandboxDirs();
+  const secret = "sk-live1234567890abcdefSECRET";
+  const r = await run(
+    d,
+    script([{ content: "I will not store that." }], () => update([{ content: `The user's OpenAI key is ${secret}` }], { user: { topOfMind: { summary: `Rotating ${secret}`, shouldUpdate: true } } })),
+    `My key is ${secret}, remember it.`,
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.ok(!extractionInput(r.extractions[0]!).includes(secret), "the queued conversation was scrubbed");
+  const raw = readFileSync(memoryJson(d), "utf8");
+  assert.ok(!raw.includes(secret), raw);
+  assert.match(raw, /The user's OpenAI key is \[redacted\]/);
+  assert.match(raw, /Rotating \[redacted\]/);
+  for (const f of ["memory.db", "memory.db-wal"]) {
+    const p = join(d.dataDir, "memory", f);
+    if (existsSync(p)) assert.ok(!readFileSync(p).includes(secret), `${f} holds the secret`);
+  }
+});
+
+test("--no-memory and memory.enabled false: no injection and no extraction request", async () => {
+  const d = sandboxDirs();
+  const seeded = await run(d, script([{ content: "ok" }], () => update([{ content: "The user is called Ada." }])), "Call me Ada.");
+  assert.equal(seeded.code, 0, seeded.stderr);
+  assert.equal((await show(d)).doc!.facts.length, 1);
+
+  const off = await run(d, script([{ content: "ok" }], () => update([{ content: "SHOULD-NOT-BE-STORED" }])), "Hello.", ["--no-memory"]);
+  assert.equal(off.code, 0, off.stderr);
+  assert.equal(off.requests.length, 1, "only the lead's request");
+  assert.equal(memoryBlock(off.lead[0]!), undefined);
+  assert.doesNotMatch(off.stderr, /memory:/);
+
+  writeFileSync(join(d.dataDir, "config.json"), JSON.stringify({ memory: { enabled: false } }));
+  const cfgOff = await run(d, script([{ content: "ok" }], () => update([{ content: "SHOULD-NOT-BE-STORED" }])), "Hello again.");
+  assert.equal(cfgOff.code, 0, cfgOff.stderr);
+  assert.equal(cfgOff.requests.length, 1);
+  assert.equal(memoryBlock(cfgOff.lead[0]!), undefined);
+  assert.deepEqual((await show(d)).doc!.facts.map((f) => f.content), ["The user is called Ada."]);
+});
+
+test("a hand-broken memory file: a clear error from memory show, never overwritten, runs still succeed", async () => {
+  const d = sandboxDirs();
+  const seeded = await run(d, script([{ content: "ok" }], () => update([{ content: "The user is called Ada." }])), "Call me Ada.");
+  assert.equal(seeded.code, 0, seeded.stderr);
+
+  const broken = readFileSync(memoryJson(d), "utf8").replace('"facts": [', '"facts": [ oops');
+  writeFileSync(memoryJson(d), broken);
+  const s = await show(d);
+  assert.equal(s.code, 1);
+  assert.ok(s.stderr.includes(memoryJson(d)) && /not valid JSON/.test(s.stderr), s.stderr);
+
+  const r = await run(d, script([{ content: "ok" }], () => update([{ content: "SHOULD-NOT-BE-STORED" }])), "Hello.");
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(memoryBlock(r.lead[0]!), undefined);
+  assert.match(r.stderr, /memory: not updated; 1 extraction\(s\) failed/);
+  assert.equal(readFileSync(memoryJson(d), "utf8"), broken, "the broken file is left as it is");
+
+  // Valid JSON, not memory-shaped: the zod path names the field.
+  const doc = JSON.parse(broken.replace('"facts": [ oops', '"facts": [')) as { facts: Array<{ confidence: number }> };
+  doc.facts[0]!.confidence = 7;
+  writeFileSync(memoryJson(d), JSON.stringify(doc));
+  const s2 = await show(d);
+  assert.equal(s2.code, 1);
+  assert.match(s2.stderr, /facts\.0\.confidence/);
+});
