@@ -33,11 +33,25 @@ const ModelSettingZ = z.object({
   when_thinking_enabled: z.record(z.string(), z.unknown()).optional(),
   when_thinking_disabled: z.record(z.string(), z.unknown()).optional(),
   thinking: z.record(z.string(), z.unknown()).optional(),
+  pricing_provider: z.string().optional(),
 });
 
 const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
 
 /** Reads the settings; `problems` names the entries that were ignored and why. */
+/** `deerflow.summarization.*` (issue 15), each falling back to its contributed default when not a valid value. */
+function summarizationSettings(cfg: vscode.WorkspaceConfiguration): NonNullable<HarnessSettings["summarization"]> {
+  const int = (key: string, min: number, fallback: number): number => {
+    const v = cfg.get<unknown>(key);
+    return typeof v === "number" && Number.isSafeInteger(v) && v >= min ? v : fallback;
+  };
+  return {
+    enabled: cfg.get<unknown>("summarization.enabled") !== false,
+    trigger_tokens: int("summarization.triggerTokens", 0, 32000),
+    keep_messages: int("summarization.keepMessages", 1, 10),
+  };
+}
+
 export function readSettings(workspaceTrusted: boolean): { settings: HarnessSettings; problems: string[] } {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   const problems: string[] = [];
@@ -65,6 +79,10 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
   };
   // Not a trust setting: each of a subagent's calls goes through the same approval policy.
   if (cfg.get<boolean>("subagents.enabled") === true) settings.subagents = { enabled: true };
+  // A cap only (issue 15): 0 or anything that is not a whole number of tokens means no budget.
+  const maxTokens = cfg.get<unknown>("maxTokensPerRun");
+  if (typeof maxTokens === "number" && Number.isSafeInteger(maxTokens) && maxTokens > 0) settings.token_budget = { max_tokens_per_run: maxTokens };
+  settings.summarization = summarizationSettings(cfg);
   const approval = approvalSettings(cfg);
   if (Object.keys(approval).length > 0) settings.approval = approval;
   const defaultModel = nonEmpty(cfg.get<string>("defaultModel"));

@@ -69,6 +69,7 @@ export type RunEvent =
         run_id: string;
         status: FinalRunStatus;
         error?: string;
+        /** The run's tokens and estimated cost: protocol/usage.ts RunUsageView. */
         usage?: Record<string, unknown>;
         /**
          * Why a successful run stopped, when it was not a plain final answer: "clarification" = the
@@ -77,9 +78,10 @@ export type RunEvent =
          * stopped it; tool calls were dropped and the answer says why), "loop_capped" (repeated tool
          * calls were force-stopped), "approval" (tool calls wait on the user's decision; none of
          * that model turn's calls ran), "subagent_limit_capped" (the run's `task` budget was spent:
-         * the answer carries "[SUBAGENT LIMIT REACHED] …").
+         * the answer carries "[SUBAGENT LIMIT REACHED] …"), "token_capped" (the run's token budget
+         * was reached: tool calls dropped, the answer carries "[TOKEN BUDGET EXCEEDED] …").
          */
-        stop_reason?: "clarification" | "approval" | "model_length_capped" | "safety_capped" | "loop_capped" | "subagent_limit_capped";
+        stop_reason?: "clarification" | "approval" | "model_length_capped" | "safety_capped" | "loop_capped" | "subagent_limit_capped" | "token_capped";
         /** With stop_reason "approval": the calls of the paused model turn that wait on the user. */
         pending_approvals?: PendingApproval[];
         /** With stop_reason "clarification": DeerFlow's human_input request (the question card). */

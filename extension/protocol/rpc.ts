@@ -6,6 +6,7 @@
 import type { ApprovalDecision, ApprovalMode, PendingApproval, ToolClass } from "./approvals.js";
 import type { FinalRunStatus, RunEvent, RunStatus, WireMessage } from "./events.js";
 import type { FileChangeView, RevertOutcome } from "./changes.js";
+import type { ThreadUsageView } from "./usage.js";
 
 /** One configured model, as settings describe it (`deerflow.models`). */
 export interface ModelSetting {
@@ -22,6 +23,8 @@ export interface ModelSetting {
   when_thinking_enabled?: Record<string, unknown>;
   when_thinking_disabled?: Record<string, unknown>;
   thinking?: Record<string, unknown>;
+  /** Whose prices estimate this model's cost when its base URL does not say (a genai-prices provider id, e.g. "openai"). */
+  pricing_provider?: string;
 }
 
 export interface HarnessSettings {
@@ -38,6 +41,36 @@ export interface HarnessSettings {
   approval?: Partial<Record<ToolClass, ApprovalMode>>;
   /** `deerflow.subagents.enabled`: register the `task` tool for the panel's runs (issue 14). */
   subagents?: { enabled: boolean };
+  /** `deerflow.memory.enabled` (issue 15, machine scope): long-term memory; absent → on, as in DeerFlow. */
+  memory?: { enabled: boolean };
+  /** `deerflow.maxTokensPerRun` (issue 15): tokens one run may use; absent or 0 = no budget. */
+  token_budget?: { max_tokens_per_run: number };
+  /** `deerflow.summarization.*` (issue 15): automatic summarization, its token trigger (0 = none) and how many messages stay in full. */
+  summarization?: { enabled: boolean; trigger_tokens: number; keep_messages: number };
+}
+
+/** Long-term memory as stored (harness memory/schema.ts; DeerFlow's memory.json shape). */
+export interface MemoryDocumentView {
+  version: string;
+  lastUpdated: string;
+  user: Record<"workContext" | "personalContext" | "topOfMind", { summary: string; updatedAt: string }>;
+  history: Record<"recentMonths" | "earlierContext" | "longTermBackground", { summary: string; updatedAt: string }>;
+  facts: Array<{ id: string; content: string; category: string; confidence: number; createdAt: string; source: string }>;
+}
+
+/** `threads/compact`: what a manual compaction did (runs/compaction.ts CompactResult). */
+export interface CompactResultView {
+  run_id: string;
+  thread_id: string;
+  /** False when there was nothing to summarize (`reason` says why). */
+  compacted: boolean;
+  reason?: string;
+  summary_text?: string;
+  /** Messages the new summary covers, and messages the model still sees in full. */
+  summarized?: number;
+  preserved?: number;
+  /** The model that wrote the summary. */
+  model?: string;
 }
 
 /** A journaled event as delivered to subscribers: a RunEvent with its thread-global seq. */
@@ -79,6 +112,8 @@ export interface ThreadStateView {
   uploaded_files: Array<{ filename: string; size: number; path: string }>;
   /** Tool calls the thread waits on (issue 13): decide them with runs/decide. Absent = none. */
   pending_approvals?: PendingApproval[];
+  /** Tokens and estimated cost summed over the thread's runs (issue 15); absent before any run reported usage. */
+  usage?: ThreadUsageView;
   /** The journal's last seq when this view was read: subscribe from here to continue live. */
   last_seq: number;
   /**
@@ -119,6 +154,11 @@ export interface HostToHarness {
   "threads/rename": { params: { workspaceFolder: string; threadId: string; title: string }; result: ThreadSummary };
   "threads/delete": { params: { workspaceFolder: string; threadId: string }; result: { deleted: boolean } };
   "threads/state": { params: { workspaceFolder: string; threadId: string }; result: ThreadStateView };
+  /**
+   * Summarize the thread's older messages now (manual compaction, issue 15). No message is removed.
+   * Errors: thread_busy while a run is active, summary_failed when every summary model failed.
+   */
+  "threads/compact": { params: { workspaceFolder: string; threadId: string; model?: string }; result: CompactResultView };
   /** Through startRun: the same choke point as the CLI. Files are host paths copied into uploads. */
   "runs/start": {
     params: {
@@ -212,6 +252,12 @@ export interface HostToHarness {
     params: { workspaceFolder: string; fingerprint: string; retryRunId?: string };
     result: { approval: DevContainerApproval; retried?: { run_id: string; thread_id: string } };
   };
+  /** Long-term memory (issue 15): the stored document (error `memory_invalid` when the file is broken) and how many extractions wait. */
+  "memory/get": { params: Record<string, never>; result: { memory: MemoryDocumentView; queued: number } };
+  /** Replaces the whole document: validated (refused with `memory_invalid` and the field at fault, nothing changed), scrubbed of secrets. */
+  "memory/set": { params: { memory: unknown }; result: { memory: MemoryDocumentView } };
+  /** Forget everything: the document emptied, queued extractions dropped. */
+  "memory/clear": { params: Record<string, never>; result: null };
 }
 
 /** `sandbox/approval`: what the user approves (the CLI's `deerflow devcontainer status`, as data). */

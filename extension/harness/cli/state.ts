@@ -3,6 +3,8 @@ import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from ".
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { readThreadState } from "../threads/threadStateView.js";
+import { withThreadUsage } from "../runs/usage.js";
+import { createRunStore } from "../store/runs.js";
 
 export async function stateCommand(argv: string[]): Promise<number> {
   const v = parse(argv, { workspace: { type: "string" }, thread: { type: "string" }, "data-dir": { type: "string" } }, "state");
@@ -19,7 +21,8 @@ export async function stateCommand(argv: string[]): Promise<number> {
       process.stderr.write(`deerflow state: no thread ${threadId} in workspace ${workspace}\n`);
       return 1;
     }
-    writeJsonLine(await readThreadState(store.checkpointer, threadId));
+    // The runs' usage (issue 15) beside the checkpoint's state: `usage` sums the thread's runs.
+    writeJsonLine({ ...(await readThreadState(store.checkpointer, threadId)), ...withThreadUsage(createRunStore(store.db).listByThread(threadId)) });
     return 0;
   } finally {
     store.close();

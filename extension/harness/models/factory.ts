@@ -28,6 +28,8 @@ export interface ResolvedModel {
   apiKeySource: string;
   /** The operator's own `--base-url` endpoint, not a configured model. */
   adHoc?: boolean;
+  /** Whose price list estimates this model's cost (a genai-prices provider id; models/pricing.ts). */
+  pricingProvider?: string;
 }
 
 export interface ModelRequest {
@@ -98,6 +100,7 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
     ...(found.max_tokens !== undefined ? { maxTokens: found.max_tokens } : {}),
     ...(found.temperature !== undefined ? { temperature: found.temperature } : {}),
     apiKeySource: found.api_key_env ?? "OPENAI_API_KEY",
+    ...(found.pricing_provider ? { pricingProvider: found.pricing_provider } : {}),
   };
 }
 

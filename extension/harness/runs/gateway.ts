@@ -19,6 +19,7 @@ import type { ApprovalPolicy } from "../approvals/policy.js";
 import { checkDecisions, decideAll, describePending } from "../approvals/resume.js";
 import type { ThreadRecord } from "../store/threads.js";
 import { subagentSettings, type SubagentSettings } from "../subagents/config.js";
+import { resolveSummarization, type RunSummarization } from "./compaction.js";
 
 /** What a client may ask for. Everything else about a run is decided here. */
 export interface StartRunRequest {
@@ -36,6 +37,8 @@ export interface StartRunRequest {
   planMode?: boolean;
   /** Register the `task` tool for this run (CLI `--subagents`); absent → the config's `subagents.enabled`. */
   subagents?: boolean;
+  /** This run's token budget (CLI `--max-tokens`); absent → the config's `token_budget.max_tokens_per_run`. 0 = none. */
+  maxTokensPerRun?: number;
   idempotencyKey?: string;
   multitask?: MultitaskStrategy;
   /** Client context: only whitelisted keys pass, secrets are scrubbed. */
@@ -56,6 +59,10 @@ export interface RunContext {
   planMode: boolean;
   /** Present when the run may delegate to subagents (issue 14): the `task` tool's limits. */
   subagents?: SubagentSettings;
+  /** Summarization (issue 15): the configured settings and summary model (runs/compaction.ts). */
+  summarization?: RunSummarization;
+  /** Tokens the run may use before TokenBudget caps it (issue 15); absent = no budget. */
+  maxTokensPerRun?: number;
   allowHostCommands: boolean;
   /** Which tool calls run, ask or are refused: the operator's, never the client's. */
   approvalPolicy: ApprovalPolicy;
@@ -152,6 +159,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
   const clientContext = Object.fromEntries(Object.entries(req.context ?? {}).filter(([k]) => CONTEXT_WHITELIST.has(k)));
   const context = scrubSecrets(clientContext) as Record<string, unknown>;
   const planMode = req.planMode ?? context.plan_mode === true;
+  const tokenBudget = req.maxTokensPerRun ?? s.config.token_budget.max_tokens_per_run;
   const prompt = scrubSecrets(req.prompt) as string;
   const files = req.files ?? [];
   // Before admission: a thread folder the sandbox replaced with a link refuses the run
@@ -181,6 +189,8 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       ...(req.apiKey ? { apiKey: req.apiKey } : {}),
       planMode,
       ...((req.subagents ?? s.config.subagents.enabled) ? { subagents: subagentSettings(s.config.subagents) } : {}),
+      summarization: resolveSummarization(s.config),
+      ...(tokenBudget > 0 ? { maxTokensPerRun: tokenBudget } : {}),
       allowHostCommands: s.allowHostCommands,
       approvalPolicy: s.approvalPolicy,
       ...(approvals ? { approvals } : {}),

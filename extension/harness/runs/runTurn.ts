@@ -6,7 +6,7 @@
  * the sandbox. It goes through `agent.graph.stream`, not `agent.stream`: the latter re-feeds the
  * saved state as input and applies every reducer once more per turn (langchain recipe, gotcha 2).
  */
-import { AIMessage, HumanMessage } from "@langchain/core/messages";
+import { HumanMessage } from "@langchain/core/messages";
 import { UpdateDeltas } from "./updateDeltas.js";
 import { ChunkCoalescer } from "./chunkCoalescer.js";
 import type { BaseMessage } from "@langchain/core/messages";
@@ -19,7 +19,9 @@ import { randomUUID } from "node:crypto";
 import { errorMessage } from "../errors.js";
 import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
 import { RESUME_CONFIG_KEY, resumeInput } from "../approvals/resume.js";
-import { SubagentRunTracker, type RunUsageWithSubagents } from "../subagents/runTracker.js";
+import { SubagentRunTracker } from "../subagents/runTracker.js";
+import { RunUsageCollector } from "./usage.js";
+import type { RunUsageView } from "../../protocol/usage.js";
 
 export interface TurnRequest {
   agent: LeadAgent;
@@ -45,15 +47,12 @@ export interface TurnRequest {
 export interface TurnResult {
   status: FinalRunStatus;
   error?: string;
-  /** Tokens of this run's model calls (TokenUsage; DeerFlow's worker completion counters), its subagents' included and split under `subagents`. */
-  usage?: RunUsage | RunUsageWithSubagents;
+  /** Tokens of this run's model calls (TokenUsage; DeerFlow's worker completion counters), its subagents' included and split under `subagents` (./usage.ts). */
+  usage?: RunUsageView;
 }
 
-export interface RunUsage {
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-}
+/** A run's usage (protocol/usage.ts); the sums live in ./usage.ts. */
+export type RunUsage = RunUsageView;
 
 /** Why a run was aborted: the caller passes one of these as the AbortSignal's reason. */
 export class RunAbort extends Error {
@@ -179,7 +178,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   compaction?.compactRun(threadId, startedAfter);
   // No `end` event here: the worker decides the final status (delivery check, a concurrent
   // cancel already recorded in the run store) and journals `end` with it.
-  const total = subagents.withUsage(usage.total());
+  const total = usage.total(subagents);
   return total ? { ...result, usage: total } : result;
 }
 
@@ -243,38 +242,6 @@ export function endEvent(
       ...extra,
     },
   };
-}
-
-/**
- * Sums the usage of the run's AI messages as they appear in `updates` (a middleware that replaces
- * a message by id, e.g. TokenUsage or LoopDetection, repeats it: counted once, latest wins).
- */
-class RunUsageCollector {
-  readonly #byId = new Map<string, RunUsage>();
-
-  add(update: unknown): void {
-    if (!update || typeof update !== "object") return;
-    for (const node of Object.values(update as Record<string, unknown>)) {
-      const messages = (node as { messages?: unknown } | null)?.messages;
-      if (!Array.isArray(messages)) continue;
-      for (const m of messages) {
-        if (!AIMessage.isInstance(m) || !m.usage_metadata) continue;
-        const { input_tokens, output_tokens, total_tokens } = m.usage_metadata;
-        this.#byId.set(m.id ?? `anon-${this.#byId.size}`, { input_tokens, output_tokens, total_tokens });
-      }
-    }
-  }
-
-  total(): RunUsage | undefined {
-    if (this.#byId.size === 0) return undefined;
-    const sum: RunUsage = { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
-    for (const u of this.#byId.values()) {
-      sum.input_tokens += u.input_tokens;
-      sum.output_tokens += u.output_tokens;
-      sum.total_tokens += u.total_tokens;
-    }
-    return sum;
-  }
 }
 
 /** A typed error's stable code; langchain wraps middleware errors (MiddlewareError), so follow `cause`. */

@@ -23,6 +23,7 @@ const ModelSettingZ = z.object({
   display_name: z.string().optional(),
   supports_vision: z.boolean().optional(),
   supports_thinking: z.boolean().optional(),
+  pricing_provider: z.string().optional(),
 });
 
 export const HarnessSettingsZ = z.object({
@@ -41,6 +42,9 @@ export const HarnessSettingsZ = z.object({
     .strict()
     .optional(),
   subagents: z.object({ enabled: z.boolean() }).strict().optional(),
+  memory: z.object({ enabled: z.boolean() }).strict().optional(),
+  token_budget: z.object({ max_tokens_per_run: z.number().int().min(0) }).strict().optional(),
+  summarization: z.object({ enabled: z.boolean(), trigger_tokens: z.number().int().min(0), keep_messages: z.number().int().min(0) }).strict().optional(),
 });
 
 type Schemas = { [M in HostRequest]: z.ZodType<RequestParams<M>> };
@@ -53,6 +57,7 @@ export const paramsSchemas: Schemas = {
   "threads/rename": z.object({ workspaceFolder, threadId, title: z.string().trim().min(1).max(500) }),
   "threads/delete": z.object({ workspaceFolder, threadId }),
   "threads/state": z.object({ workspaceFolder, threadId }),
+  "threads/compact": z.object({ workspaceFolder, threadId, model: z.string().min(1).optional() }),
   "runs/start": z.object({
     workspaceFolder,
     threadId,
@@ -102,4 +107,8 @@ export const paramsSchemas: Schemas = {
     fingerprint: z.string().regex(/^[0-9a-f]{64}$/, { message: "the full lowercase hex fingerprint sandbox/approval returned" }),
     retryRunId: z.string().min(1).optional(),
   }),
+  "memory/get": z.object({}).strict(),
+  // The document itself is validated by the memory module (memory_invalid with the field at fault).
+  "memory/set": z.object({ memory: z.unknown() }).strict(),
+  "memory/clear": z.object({}).strict(),
 };

@@ -56,6 +56,18 @@ export class Session {
         ...(settings.title_model ? { title_model: settings.title_model } : {}),
         sandbox: settings.sandbox,
         ...(settings.subagents ? { subagents: { enabled: settings.subagents.enabled } } : {}),
+        ...(settings.memory ? { memory: { enabled: settings.memory.enabled } } : {}),
+        ...(settings.token_budget ? { token_budget: { max_tokens_per_run: settings.token_budget.max_tokens_per_run } } : {}),
+        ...(settings.summarization
+          ? {
+              summarization: {
+                enabled: settings.summarization.enabled,
+                // 0: no token trigger (only a manual compaction summarizes).
+                trigger: settings.summarization.trigger_tokens > 0 ? [{ type: "tokens", value: settings.summarization.trigger_tokens }] : [],
+                keep: { type: "messages", value: settings.summarization.keep_messages },
+              },
+            }
+          : {}),
       },
       "the deerflow.* settings",
     );

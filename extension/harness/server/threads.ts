@@ -17,6 +17,7 @@ import { isWithin } from "../sandbox/paths.js";
 import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
 import { threadDirs } from "../threads/threadDirs.js";
 import type { OpenWorkspace } from "./workspaces.js";
+import { withThreadUsage } from "../runs/usage.js";
 
 const iso = (t: number) => new Date(t).toISOString();
 
@@ -72,6 +73,7 @@ export async function readStateView(ws: OpenWorkspace, threadId: string): Promis
     viewed_images: Object.entries(values.viewed_images ?? {}).map(([path, m]) => ({ path, mime_type: m.mime_type, size: m.size, sha256: m.sha256 })),
     uploaded_files: (values.uploaded_files ?? []).map((f) => ({ filename: f.filename, size: f.size, path: f.path })),
     pending_approvals: values.pending_approvals ?? [],
+    ...withThreadUsage(ws.manager.runs.listByThread(threadId)),
     last_seq: lastSeq,
     ...(active ? { active_run: { run_id: active.run_id, status: active.status, after_seq: firstOfRun ? firstOfRun.seq - 1 : lastSeq } } : {}),
   };

@@ -14,6 +14,7 @@
 import { createMiddleware } from "langchain";
 import { AIMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
+import { budgetExceededMessage, tokenCappedAnswer } from "../middlewares/tokenBudget.js";
 
 export interface BudgetState {
   capped?: "turn_capped" | "token_capped";
@@ -25,10 +26,8 @@ function usedTokens(messages: readonly BaseMessage[]): number {
   return total;
 }
 
-export function budgetExceededMessage(used: number, budget: number): string {
-  const n = (x: number) => x.toLocaleString("en-US");
-  return `[TOKEN BUDGET EXCEEDED] The total token usage (${n(used)}) has exceeded the safety limit (${n(budget)}). Producing final answer with results collected so far.`;
-}
+/** DeerFlow's wording and hard stop are owned by the lead's TokenBudget (middlewares/tokenBudget.ts). */
+export { budgetExceededMessage };
 
 export function subagentBudgetMiddleware(o: { maxTurns: number; tokenBudget: number }, out: BudgetState) {
   return createMiddleware({
@@ -49,23 +48,7 @@ export function subagentBudgetMiddleware(o: { maxTurns: number; tokenBudget: num
       const used = usedTokens(state.messages);
       if (used < o.tokenBudget) return undefined;
       out.capped ??= "token_capped";
-      const note = budgetExceededMessage(used, o.tokenBudget);
-      const kwargs: Record<string, unknown> = { ...last.additional_kwargs, stop_reason: "token_capped" };
-      delete kwargs.tool_calls; // the provider-raw copy of the calls stripped here
-      const content = typeof last.content === "string" ? (last.content ? `${last.content}\n\n${note}` : note) : [...last.content, { type: "text" as const, text: `\n\n${note}` }];
-      return {
-        messages: [
-          new AIMessage({
-            content,
-            ...(last.id ? { id: last.id } : {}),
-            additional_kwargs: kwargs,
-            response_metadata: { ...last.response_metadata, finish_reason: "stop" },
-            ...(last.usage_metadata ? { usage_metadata: last.usage_metadata } : {}),
-            tool_calls: [],
-            invalid_tool_calls: [],
-          }),
-        ],
-      };
+      return { messages: [tokenCappedAnswer(last, used, o.tokenBudget)] };
     },
   });
 }

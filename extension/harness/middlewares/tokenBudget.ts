@@ -1,0 +1,115 @@
+/**
+ * TokenBudgetMiddleware (DeerFlow `token_budget_middleware.py`, chain slot [29]): a per-run token
+ * cap, and the one owner of DeerFlow's "[TOKEN BUDGET EXCEEDED] …" hard stop (the subagents'
+ * budget, subagents/budget.ts, uses the same answer).
+ *
+ * Counting: THIS run's tokens only. `beforeAgent` notes what the thread's earlier runs already
+ * used (every AI message's input/output, every subagent result already in the history); after
+ * each model reply the growth since then is the run's usage. As in DeerFlow a message is counted
+ * by how much it grew, so a subagent's usage that TokenUsage folds into the dispatching AI
+ * message later is counted then. A `task` result that carries `subagent_token_usage` and was not
+ * folded (`subagent_token_usage_attributed`) is counted from the result itself: lead and
+ * subagents together, each token once.
+ *
+ * The hard stop, as DeerFlow: once the run used `maxTokens` (input + output), the model's answer
+ * loses its tool calls, DeerFlow's text is appended, `finish_reason` becomes "stop" and the answer
+ * carries `stop_reason: "token_capped"`, which the run's `end` reports (runs/worker.ts) with status
+ * `success`. No tool call is left unanswered, so the thread's next request is valid.
+ *
+ * Where we differ: DeerFlow's soft warning (a hidden "[TOKEN BUDGET WARNING] …" message at 80%)
+ * and its separate input/output caps are not ported; the budget is one total per run
+ * (`deerflow.maxTokensPerRun`, config `token_budget.max_tokens_per_run`, `run --max-tokens`).
+ */
+import { createMiddleware } from "langchain";
+import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import type { BaseMessage } from "@langchain/core/messages";
+import { SUBAGENT_TOKEN_USAGE_ATTRIBUTED_KEY } from "../runs/usage.js";
+
+export const TOKEN_CAPPED = "token_capped";
+
+/** DeerFlow's `_BUDGET_EXCEEDED_MSG` for the total budget. */
+export function budgetExceededMessage(used: number, budget: number): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  return `[TOKEN BUDGET EXCEEDED] The total token usage (${n(used)}) has exceeded the safety limit (${n(budget)}). Producing final answer with results collected so far.`;
+}
+
+/**
+ * DeerFlow's `_build_hard_stop_update`: the same answer (same id, so the reducer replaces it)
+ * without tool calls, the note appended, `stop_reason: "token_capped"` unless an earlier guard
+ * stamped one.
+ */
+export function tokenCappedAnswer(last: AIMessage, used: number, budget: number): AIMessage {
+  const note = budgetExceededMessage(used, budget);
+  const kwargs: Record<string, unknown> = { ...last.additional_kwargs };
+  if (typeof kwargs.stop_reason !== "string") kwargs.stop_reason = TOKEN_CAPPED;
+  delete kwargs.tool_calls; // the provider-raw copy of the calls stripped here
+  delete kwargs.function_call;
+  const content = typeof last.content === "string" ? (last.content ? `${last.content}\n\n${note}` : note) : [...last.content, { type: "text" as const, text: `\n\n${note}` }];
+  return new AIMessage({
+    content,
+    ...(last.id ? { id: last.id } : {}),
+    ...(last.name ? { name: last.name } : {}),
+    additional_kwargs: kwargs,
+    response_metadata: { ...last.response_metadata, finish_reason: "stop" },
+    ...(last.usage_metadata ? { usage_metadata: last.usage_metadata } : {}),
+    tool_calls: [],
+    invalid_tool_calls: [],
+  });
+}
+
+const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
+
+/** What a message contributes to a budget: an AI message's input + output, an unfolded subagent result's total. */
+function tokensOf(m: BaseMessage): number {
+  if (AIMessage.isInstance(m)) return count(m.usage_metadata?.input_tokens) + count(m.usage_metadata?.output_tokens);
+  if (ToolMessage.isInstance(m) && m.additional_kwargs?.[SUBAGENT_TOKEN_USAGE_ATTRIBUTED_KEY] !== true) {
+    const u = m.additional_kwargs?.subagent_token_usage as { input_tokens?: unknown; output_tokens?: unknown } | undefined;
+    return u ? count(u.input_tokens) + count(u.output_tokens) : 0;
+  }
+  return 0;
+}
+
+/**
+ * Tokens used since `seen` was filled, by message growth (DeerFlow's seen-map). `seen` is updated.
+ * A message without an id cannot be told apart from an earlier copy: keyed by position.
+ */
+export function runTokens(messages: readonly BaseMessage[], seen: Map<string, number>): number {
+  let grew = 0;
+  messages.forEach((m, i) => {
+    const key = m.id ?? `#${i}`;
+    const now = tokensOf(m);
+    const before = seen.get(key) ?? 0;
+    if (now > before) {
+      grew += now - before;
+      seen.set(key, now);
+    }
+  });
+  return grew;
+}
+
+export interface TokenBudgetOptions {
+  /** Total tokens (input + output) one run may use; 0 or less = no budget. */
+  maxTokens: number;
+}
+
+export function tokenBudgetMiddleware(o: TokenBudgetOptions) {
+  // One agent per run (runs/worker.ts), but reset in beforeAgent all the same.
+  const seen = new Map<string, number>();
+  let used = 0;
+  return createMiddleware({
+    name: "TokenBudgetMiddleware",
+    beforeAgent: (state) => {
+      seen.clear();
+      used = 0;
+      runTokens(state.messages, seen); // the earlier runs': not this run's budget
+      return undefined;
+    },
+    afterModel: (state) => {
+      if (o.maxTokens <= 0) return undefined;
+      used += runTokens(state.messages, seen);
+      const last = state.messages.at(-1);
+      if (!last || !AIMessage.isInstance(last) || used < o.maxTokens) return undefined;
+      return { messages: [tokenCappedAnswer(last, used, o.maxTokens)] };
+    },
+  });
+}
