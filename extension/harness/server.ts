@@ -19,6 +19,8 @@ import { Workspaces } from "./server/workspaces.js";
 import { Runs } from "./server/runs.js";
 import { Subscriptions } from "./server/subscriptions.js";
 import { registerHandlers } from "./server/handlers.js";
+import { ServerMemory } from "./server/memory.js";
+import { setDiagnostics } from "./diagnostics.js";
 
 const reader = new StreamMessageReader(process.stdin);
 const writer = new StreamMessageWriter(process.stdout);
@@ -51,15 +53,18 @@ function notify(method: string, params: unknown): void {
 
 const log = createLogger((p) => notify("log/message", p));
 routeConsole(log);
+// Diagnostics of code far from a logger (token counting, summarization) go to the host's log too.
+setDiagnostics(log);
 
 const session = new Session();
 const workspaces = new Workspaces(session, log, (p) => notify("sandbox/status", p));
-const runs = new Runs(session, workspaces, log, (p) => notify("runs/ended", p));
+const memory = new ServerMemory(session, log);
+const runs = new Runs(session, workspaces, log, (p) => notify("runs/ended", p), memory);
 const subscriptions = new Subscriptions(
   (p) => notify("events/event", p),
   (ws, e) => runs.foreignEvent(ws, e),
 );
-registerHandlers(connection, { session, workspaces, runs, subscriptions, log, version: pkg.version });
+registerHandlers(connection, { session, workspaces, runs, subscriptions, log, version: pkg.version, memory });
 
 connection.onInitialize(() => ({ capabilities: {}, serverInfo: { name: "deerflow-harness", version: pkg.version } }));
 
@@ -70,6 +75,7 @@ function stop(why: string): Promise<void> {
     log.info(`Harness stopping: ${why}.`);
     subscriptions.unsubscribeAll();
     await runs.shutdown();
+    await memory.close();
     await workspaces.close();
   })();
   return stopping;

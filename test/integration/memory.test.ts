@@ -11,6 +11,7 @@ import { randomUUID } from "node:crypto";
 import type { RecordedRequest, ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
 import { textOf } from "../fixtures/requests.js";
 import { runCli, sandboxDirs, scriptedRunArgs, useModelServer } from "./helpers/cli.js";
+import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 import type { Dirs } from "./helpers/cli.js";
 import { MEMORY_UPDATE_PROMPT_HEAD } from "../../extension/harness/memory/extract.js";
 
@@ -206,4 +207,64 @@ test("a hand-broken memory file: a clear error from memory show, never overwritt
   const s2 = await show(d);
   assert.equal(s2.code, 1);
   assert.match(s2.stderr, /facts\.0\.confidence/);
+});
+
+/** A run through the harness server (the panel's path); resolves once its `end` is journaled. */
+async function serverRun(h: HarnessProcess, workspace: string, s: ScriptFn, prompt: string) {
+  server.setScript(s);
+  const first = server.requests.length;
+  const threadId = (await h.request("threads/create", { workspaceFolder: workspace })).thread_id;
+  const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: workspace, threadId, afterSeq: 0 });
+  const started = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt });
+  await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === started.run_id);
+  await h.request("events/unsubscribe", { subscriptionId });
+  return { threadId, requests: () => server.requests.slice(first) };
+}
+
+test("harness server: debounced extraction after a run, memory/get|set|clear, a broken document refused, memory off by setting", async () => {
+  const d = sandboxDirs();
+  // A debounce of 0 s: extraction right after the run, still through the server's timer.
+  const h = startHarness({ DEERFLOW_MEMORY_DEBOUNCE_SECONDS: "0" });
+  try {
+    await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url) });
+    const empty = await h.request("memory/get", {});
+    assert.deepEqual(empty.memory.facts, []);
+    assert.equal(empty.queued, 0);
+
+    const r1 = await serverRun(h, d.workspace, script([{ content: "Hello Grace." }], () => update([{ content: "The user is called Grace." }])), "I am Grace.");
+    await h.waitNote("log/message", (p) => p.message === "memory: updated (1 facts)");
+    assert.equal(r1.requests().filter(isExtraction).length, 1);
+    const got = await h.request("memory/get", {});
+    assert.deepEqual(got.memory.facts.map((f) => f.content), ["The user is called Grace."]);
+    assert.equal(got.queued, 0);
+
+    // A document that does not fit is refused with the field at fault; nothing changes.
+    const before = readFileSync(memoryJson(d), "utf8");
+    const bad = structuredClone(got.memory);
+    bad.facts[0]!.confidence = 5;
+    const refused = await errorOf(h.request("memory/set", { memory: bad }));
+    assert.equal(refused.data?.code, "memory_invalid");
+    assert.match(refused.message, /facts\.0\.confidence/);
+    assert.equal(readFileSync(memoryJson(d), "utf8"), before);
+
+    // An edit is stored scrubbed, and a new thread's first request carries it.
+    const edited = structuredClone(got.memory);
+    edited.facts[0]!.content = "The user is called Grace Hopper; token sk-abcdef1234567890XYZ.";
+    const saved = await h.request("memory/set", { memory: edited });
+    assert.equal(saved.memory.facts[0]!.content, "The user is called Grace Hopper; token [redacted].");
+    assert.ok(!readFileSync(memoryJson(d), "utf8").includes("sk-abcdef"));
+    const r2 = await serverRun(h, d.workspace, script([{ content: "Hi." }], () => update([])), "Who am I?");
+    assert.ok(memoryBlock(r2.requests().filter((q) => !isExtraction(q))[0]!)?.includes("The user is called Grace Hopper; token [redacted]."));
+
+    // Memory off by setting: no injection, no extraction.
+    await h.request("harness/configure", { settings: settings(server.url, { memory: { enabled: false } }) });
+    const r3 = await serverRun(h, d.workspace, script([{ content: "Hi." }], () => update([{ content: "SHOULD-NOT-BE-STORED" }])), "Hello.");
+    assert.equal(r3.requests().length, 1);
+    assert.equal(memoryBlock(r3.requests()[0]!), undefined);
+
+    assert.equal(await h.request("memory/clear", {}), null);
+    assert.deepEqual((await h.request("memory/get", {})).memory.facts, []);
+  } finally {
+    await h.close();
+  }
 });

@@ -66,6 +66,8 @@ export class MemoryService {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private closed = false;
+  /** Aborts an extraction in flight when the process stops. */
+  private readonly stopping = new AbortController();
   private readonly owner = `${process.pid}:${randomUUID()}`;
 
   constructor(private readonly o: MemoryServiceOptions) {}
@@ -140,6 +142,7 @@ export class MemoryService {
   }
 
   private async processNow(opts: { all?: boolean; signal?: AbortSignal }): Promise<ProcessResult> {
+    const signal = opts.signal ? AbortSignal.any([opts.signal, this.stopping.signal]) : this.stopping.signal;
     const result: ProcessResult = { processed: 0, failed: 0, facts: 0, remaining: 0, busy: false };
     const queue = this.queue;
     const entries = queue.due(MAX_ATTEMPTS, opts.all ? undefined : Date.now());
@@ -150,10 +153,10 @@ export class MemoryService {
     }
     try {
       for (const entry of entries) {
-        if (opts.signal?.aborted || this.closed) break;
+        if (signal.aborted || this.closed) break;
         if (!queue.acquire(this.owner, LEASE_MS)) break;
         try {
-          const stored = await this.extract(entry, opts.signal);
+          const stored = await this.extract(entry, signal);
           queue.complete(entry);
           result.processed++;
           result.facts = stored;
@@ -199,6 +202,7 @@ export class MemoryService {
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
+    this.stopping.abort();
     await this.running;
     this.queueValue?.close();
     this.queueValue = undefined;

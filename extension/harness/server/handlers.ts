@@ -20,6 +20,8 @@ import type { Subscriptions } from "./subscriptions.js";
 import { clearViewedImages, getImage, proposedEditView, readStateView, requireThread, threadSummary } from "./threads.js";
 import { changeBefore, listRunChanges, revertRunChanges } from "./changes.js";
 import type { Workspaces } from "./workspaces.js";
+import { compactThreadRpc } from "./compact.js";
+import type { ServerMemory } from "./memory.js";
 
 export interface HarnessServices {
   session: Session;
@@ -28,6 +30,8 @@ export interface HarnessServices {
   subscriptions: Subscriptions;
   log: Logger;
   version: string;
+  /** Long-term memory of the data directory (issue 15). */
+  memory: ServerMemory;
 }
 
 type Handlers = { [M in HostRequest]: (p: RequestParams<M>) => RequestResult<M> | Promise<RequestResult<M>> };
@@ -82,6 +86,7 @@ export function handlers(s: HarnessServices): Handlers {
       return { deleted: true };
     },
     "threads/state": (p) => readStateView(workspaces.get(p.workspaceFolder), p.threadId),
+    "threads/compact": (p) => compactThreadRpc(workspaces.get(p.workspaceFolder), session, s.log, p),
     "runs/start": (p) => runs.start(p),
     "runs/decide": (p) => runs.decide(p),
     "approvals/proposed": (p) => proposedEditView(workspaces.get(p.workspaceFolder), p.threadId, p.toolCallId),
@@ -108,6 +113,9 @@ export function handlers(s: HarnessServices): Handlers {
     "sandbox/rebuild": (p) => rebuildSandbox(workspaces, session, s.log, p),
     "sandbox/approval": (p) => sandboxApproval(workspaces, session, p),
     "sandbox/approve": (p) => approveSandbox(workspaces, session, runs, s.log, p),
+    "memory/get": () => s.memory.get(),
+    "memory/set": (p) => s.memory.set(p),
+    "memory/clear": () => s.memory.clear(),
   };
 }
 

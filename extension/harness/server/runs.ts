@@ -21,6 +21,7 @@ import { awaitingClarification } from "../middlewares/clarification.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
 import type { OpenWorkspace, Workspaces } from "./workspaces.js";
+import type { ServerMemory } from "./memory.js";
 
 type Ended = HarnessToHost["runs/ended"];
 
@@ -57,6 +58,8 @@ export class Runs {
     private readonly workspaces: Workspaces,
     private readonly log: Logger,
     private readonly sendEnded: (params: Ended) => void,
+    /** Long-term memory (issue 15); absent → runs without it. */
+    private readonly memory?: ServerMemory,
   ) {}
 
   start(p: RequestParams<"runs/start">): RequestResult<"runs/start"> {
@@ -101,6 +104,7 @@ export class Runs {
   private launch(ws: OpenWorkspace, p: Omit<LaunchRequest, "apiKey" | "createThread" | "context" | "baseURL">): RequestResult<"runs/start"> {
     if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
     const config = this.session.config;
+    const memory = this.memory?.wiring();
     const launched = launchRun(
       {
         workspaceFolder: ws.folder,
@@ -113,6 +117,7 @@ export class Runs {
         bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
         // The user's policy from user/machine settings (the host never sends workspace values).
         ...(this.session.settings.approval ? { approval: this.session.settings.approval } : {}),
+        ...(memory ? { memory } : {}),
       },
       { ...p, planMode: p.planMode ?? false, apiKey: (model) => this.session.apiKey(model.apiKeySource) },
       { onCrash: (runId, err) => this.log.error(`Run ${runId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`) },

@@ -1,0 +1,88 @@
+/**
+ * Long-term memory in the harness process (issue 15): one MemoryService for the data directory,
+ * created once the host sent `harness/initialize`, and the `memory/*` methods.
+ *
+ * - Runs get it only while memory is on (`deerflow.memory.enabled` → `memory.enabled`): off means
+ *   no injection and no extraction.
+ * - Extraction is debounced (`memory.debounce_seconds`, 30 s as DeerFlow): each queued
+ *   conversation re-arms a timer for the earliest due entry; whatever an earlier process left in
+ *   the queue is picked up when memory is first used after start.
+ * - `memory/set` takes a whole document, validated (a broken one is refused with zod's issues and
+ *   nothing changes) and scrubbed, like every write (memory/store.ts).
+ */
+import type { RequestParams, RequestResult } from "../../protocol/rpc.js";
+import { MemoryService } from "../memory/service.js";
+import type { MemoryWiring } from "../memory/hooks.js";
+import { clearMemory, parseMemory, readMemory, writeMemory } from "../memory/store.js";
+import type { Logger } from "./logger.js";
+import type { Session } from "./session.js";
+import type { HarnessConfig } from "../config/harnessConfig.js";
+
+export class ServerMemory {
+  private serviceValue: MemoryService | undefined;
+
+  constructor(
+    private readonly session: Session,
+    private readonly log: Logger,
+  ) {}
+
+  private get service(): MemoryService {
+    if (!this.serviceValue) {
+      const session = this.session;
+      this.serviceValue = new MemoryService({
+        dataDir: session.dataDir,
+        config: () => withDebounceOverride(session.config),
+        apiKeyFor: (model) => session.apiKey(model.apiKeySource),
+        log: this.log,
+      });
+      // Leftovers of an earlier process (a CLI run that was killed, a harness that stopped).
+      this.schedule();
+    }
+    return this.serviceValue;
+  }
+
+  private schedule(): void {
+    try {
+      this.serviceValue?.schedule();
+    } catch (err) {
+      this.log.warn(`memory: cannot read the update queue: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** For a run: the service while memory is on, else undefined. */
+  wiring(): MemoryWiring | undefined {
+    if (!this.session.config.memory.enabled) return undefined;
+    return { service: this.service, onQueued: () => this.schedule() };
+  }
+
+  get(): RequestResult<"memory/get"> {
+    return { memory: readMemory(this.session.dataDir), queued: this.service.queued() };
+  }
+
+  set(p: RequestParams<"memory/set">): RequestResult<"memory/set"> {
+    // Validated before anything is written: a broken document is refused and loses nothing.
+    const doc = parseMemory(p.memory, "the submitted document");
+    return { memory: writeMemory(this.session.dataDir, doc) };
+  }
+
+  clear(): RequestResult<"memory/clear"> {
+    const dropped = this.service.clearQueue();
+    clearMemory(this.session.dataDir);
+    this.log.info(`memory: cleared${dropped > 0 ? ` (and ${dropped} queued update(s))` : ""}.`);
+    return null;
+  }
+
+  async close(): Promise<void> {
+    await this.serviceValue?.close();
+  }
+}
+
+/**
+ * The settings carry no debounce (DeerFlow's 30 s applies); DEERFLOW_MEMORY_DEBOUNCE_SECONDS
+ * overrides it for this process (tests, and users who want extraction sooner or later).
+ */
+function withDebounceOverride(config: HarnessConfig): HarnessConfig {
+  const raw = process.env.DEERFLOW_MEMORY_DEBOUNCE_SECONDS;
+  const seconds = raw === undefined || raw.trim() === "" ? NaN : Number(raw);
+  return Number.isFinite(seconds) && seconds >= 0 ? { ...config, memory: { ...config.memory, debounce_seconds: seconds } } : config;
+}
