@@ -14,6 +14,8 @@ import { dockerExecCommand } from "./sandboxTerminal.js";
 import { isConfigUnapproved } from "./devcontainerApproval.js";
 import { ApiKeys } from "./secrets.js";
 import { apiKeyNames, modelChoices } from "./settings.js";
+import { compactThreadCommand } from "./compact.js";
+import { forgetMemoryCommand, openMemoryCommand } from "./memory.js";
 
 const TERMINAL_NAME = "DeerFlow Sandbox";
 const UNTRUSTED_SANDBOX = "this workspace is not trusted, so it has no sandbox to open or rebuild (its devcontainer.json is not used). Trust the workspace first.";
@@ -22,6 +24,12 @@ type Command = (ctx: Ctx) => (...args: unknown[]) => Promise<unknown>;
 
 const commands: Record<string, Command> = {
   "deerflow.openPanel": (ctx) => () => ctx.panel.reveal(),
+
+  "deerflow.compactThread": compactThreadCommand,
+
+  "deerflow.openMemory": openMemoryCommand,
+
+  "deerflow.forgetMemory": forgetMemoryCommand,
 
   "deerflow.newThread": (ctx) => async () => {
     const thread = await ctx.session.newThread();

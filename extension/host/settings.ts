@@ -79,6 +79,9 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
   };
   // Not a trust setting: each of a subagent's calls goes through the same approval policy.
   if (cfg.get<boolean>("subagents.enabled") === true) settings.subagents = { enabled: true };
+  // Machine scope, read from user/machine values only (trustedSetting.ts): a workspace must not
+  // switch on sending its conversations to extraction, nor turn the user's memory off for itself.
+  settings.memory = { enabled: trustedSettingValue<unknown>(cfg.inspect<unknown>("memory.enabled"), true) !== false };
   // A cap only (issue 15): 0 or anything that is not a whole number of tokens means no budget.
   const maxTokens = cfg.get<unknown>("maxTokensPerRun");
   if (typeof maxTokens === "number" && Number.isSafeInteger(maxTokens) && maxTokens > 0) settings.token_budget = { max_tokens_per_run: maxTokens };

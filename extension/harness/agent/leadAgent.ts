@@ -107,7 +107,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
   return createAgent({
     model: o.model,
     tools,
-    systemPrompt: o.subagents ? `${prompt}\n\n${subagentPromptSection(o.subagents.settings.maxConcurrent, bashEnabled)}` : prompt,
+    systemPrompt: o.subagents ? `${prompt}\n\n${subagentPromptSection(o.subagents.settings.maxConcurrent, bashEnabled, o.subagents.settings.custom)}` : prompt,
     stateSchema: ThreadStateSchema,
     middleware: buildMiddlewareChain({
       dirs: o.dirs,

@@ -188,7 +188,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       ...(titleModel ? { titleModel } : {}),
       ...(req.apiKey ? { apiKey: req.apiKey } : {}),
       planMode,
-      ...((req.subagents ?? s.config.subagents.enabled) ? { subagents: subagentSettings(s.config.subagents) } : {}),
+      ...((req.subagents ?? s.config.subagents.enabled) ? { subagents: subagentSettings(s.config.subagents, (name) => resolveModel(s.config, { name })) } : {}),
       summarization: resolveSummarization(s.config),
       ...(tokenBudget > 0 ? { maxTokensPerRun: tokenBudget } : {}),
       allowHostCommands: s.allowHostCommands,

@@ -32,6 +32,8 @@ export const PendingApprovalsZ = z
   .nullable()
   .optional();
 export const AlwaysAllowZ = z.array(z.string()).nullable().optional();
+/** What `summary_text` covers (middlewares/summarizationPlan.ts SummaryUpto). */
+export const SummaryUptoZ = z.object({ message_id: z.string(), message_count: z.number(), kept_ids: z.array(z.string()) }).nullable().optional();
 
 export type ThreadData = z.infer<typeof ThreadDataZ>;
 export type UploadedFile = z.infer<typeof UploadedFileZ>;
@@ -61,6 +63,12 @@ export const threadStateFields = {
   pending_approvals: PendingApprovalsZ,
   /** Tools the user chose "Always allow" for in this thread (their calls no longer ask; deny still wins). */
   approval_always_allow: AlwaysAllowZ,
+  /**
+   * Non-destructive summarization (issue 15, middlewares/summarization.ts): the summary of the
+   * messages up to `summary_upto`, which stay in `messages` but leave the model request.
+   */
+  summary_text: z.string().nullable().optional(),
+  summary_upto: SummaryUptoZ,
   viewed_images: new ReducedValue(z.record(z.string(), ViewedImageZ).default(() => ({})), {
     inputSchema: z.record(z.string(), ViewedImageZ).nullable().optional(),
     reducer: (a: Record<string, ViewedImage>, b: Record<string, ViewedImage> | null | undefined) => mergeViewedImages(a, b),
@@ -80,6 +88,8 @@ export const THREAD_STATE_KEYS = [
   "viewed_images",
   "pending_approvals",
   "approval_always_allow",
+  "summary_text",
+  "summary_upto",
   "thread_data",
   "sandbox",
 ] as const;

@@ -1,0 +1,208 @@
+/**
+ * Summarization on the run side (issue 15): what a run's summarization uses (settings, summary
+ * models in DeerFlow's order), and manual compaction, `deerflow compact` / `threads/compact` /
+ * "DeerFlow: Compact Thread" (DeerFlow `POST /api/threads/{id}/compact`).
+ *
+ * Manual compaction forces a summary whatever the trigger, and FAILS VISIBLY when every summary
+ * model fails (unlike the automatic path, which never fails a run). It holds the run system's own
+ * lock: it is admitted as a run of the thread (strategy "reject": refused with thread_busy while a
+ * run is active, and no run starts while it works), so a live run can never write a checkpoint
+ * built from a state without the new summary. The run is journaled like any run: a `custom`
+ * `context_compacted` event with what the summary covers, then its `end` (`error` with the reason
+ * when the summary failed). The summary is written as a new checkpoint (source "update") that
+ * changes only `summary_text` and `summary_upto`: no message is removed.
+ */
+import { randomUUID } from "node:crypto";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { copyCheckpoint, maxChannelVersion, uuid6 } from "@langchain/langgraph-checkpoint";
+import type { BaseMessage } from "@langchain/core/messages";
+import type { HarnessConfig } from "../config/harnessConfig.js";
+import { createChatModel, resolveModel, type ResolvedModel } from "../models/factory.js";
+import {
+  compactState,
+  summarizationSettings,
+  SummaryGenerationError,
+  type SummarizationOptions,
+  type SummarizationSettings,
+  type SummaryCandidate,
+} from "../middlewares/summarization.js";
+import type { SummaryUpto } from "../middlewares/summarizationPlan.js";
+import { diagnostics } from "../diagnostics.js";
+import { errorMessage, HarnessError } from "../errors.js";
+import { validateThreadId } from "../threads/threadDirs.js";
+import type { ThreadStore } from "../store/threads.js";
+import type { RunManager } from "./manager.js";
+import { endRun } from "./ending.js";
+
+/** A run's summarization, resolved from the configuration once (startRun, compaction). */
+export interface RunSummarization {
+  settings: SummarizationSettings;
+  /** The configured `model_name`, resolved; absent → the run's model summarizes. */
+  summaryModel?: ResolvedModel;
+}
+
+export function resolveSummarization(config: HarnessConfig): RunSummarization {
+  const settings = summarizationSettings(config.summarization);
+  if (!settings.modelName) return { settings };
+  try {
+    return { settings, summaryModel: resolveModel(config, { name: settings.modelName }) };
+  } catch (err) {
+    // DeerFlow: a summary model that cannot be built falls through to the run's own model.
+    diagnostics.warn(`summarization: model_name "${settings.modelName}" cannot be used (${errorMessage(err)}); the run's model summarizes`);
+    return { settings };
+  }
+}
+
+/**
+ * The middleware's options for a run on `runModel`: the configured summary model first, then the
+ * run's own model (DeerFlow `_generation_candidate_names`), thinking off as DeerFlow builds them.
+ * `apiKey` is the run's key: it goes to a summary model only when that reads the same key.
+ */
+export function summarizationOptions(s: RunSummarization, runModel: ResolvedModel, apiKey?: string): Omit<SummarizationOptions, "beforeSummarize"> {
+  const build = (m: ResolvedModel) => createChatModel(m, { thinkingEnabled: false, ...(apiKey && m.apiKeySource === runModel.apiKeySource ? { apiKey } : {}) });
+  const candidates: SummaryCandidate[] = [];
+  if (s.summaryModel && s.summaryModel.name !== runModel.name) candidates.push({ name: s.summaryModel.name, model: build(s.summaryModel) });
+  const run = build(runModel);
+  candidates.push({ name: runModel.name, model: run });
+  // The model's own profile knows its window for OpenAI ids; an unknown model has none (no `fraction`).
+  const contextWindow = (run as { profile?: { maxInputTokens?: number } }).profile?.maxInputTokens;
+  return { settings: s.settings, candidates, tokenModel: runModel.model, ...(typeof contextWindow === "number" ? { contextWindow } : {}) };
+}
+
+export interface CompactServices {
+  workspaceFolder: string;
+  threads: ThreadStore;
+  manager: RunManager;
+  checkpointer: BaseCheckpointSaver;
+  config: HarnessConfig;
+}
+
+export interface CompactRequest {
+  threadId: string;
+  /** The run model (the fallback summary model); absent → the default model. */
+  model?: string;
+  baseURL?: string;
+  apiKey?: string;
+  /** Called with the messages about to be summarized once the summary exists (e.g. a memory flush). */
+  beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
+  signal?: AbortSignal;
+}
+
+export interface CompactResult {
+  run_id: string;
+  thread_id: string;
+  /** False when there was nothing to summarize (the thread is within `keep`). */
+  compacted: boolean;
+  reason?: string;
+  summary_text?: string;
+  summary_upto?: SummaryUpto;
+  /** Messages the new summary covers, and messages the model still sees in full. */
+  summarized?: number;
+  preserved?: number;
+  model?: string;
+}
+
+function latest(threadId: string) {
+  return { configurable: { thread_id: threadId, checkpoint_ns: "" } };
+}
+
+interface SummaryChannels {
+  messages?: BaseMessage[];
+  summary_text?: string | null;
+  summary_upto?: SummaryUpto | null;
+}
+
+/**
+ * Force a summary of the thread now. Throws HarnessError: thread_not_found, workspace_mismatch,
+ * thread_busy (a run is active), unknown_model/no_models, summary_failed (every model failed).
+ */
+export async function compactThread(s: CompactServices, req: CompactRequest): Promise<CompactResult> {
+  validateThreadId(req.threadId);
+  const thread = s.threads.get(req.threadId);
+  if (!thread) throw new HarnessError("thread_not_found", `No thread ${req.threadId} in this workspace.`);
+  if (thread.workspaceFolder !== s.workspaceFolder) throw new HarnessError("workspace_mismatch", `Thread ${req.threadId} belongs to another workspace folder.`);
+  const runModel = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
+  const options: SummarizationOptions = {
+    ...summarizationOptions(resolveSummarization(s.config), runModel, req.apiKey),
+    ...(req.beforeSummarize ? { beforeSummarize: req.beforeSummarize } : {}),
+  };
+  const { manager } = s;
+  // The run system's lock: thread_busy while a run is active; no run starts until this one ends.
+  const { run } = manager.admit({
+    run_id: randomUUID(),
+    thread_id: req.threadId,
+    multitask_strategy: "reject",
+    idempotency_key: null,
+    model: runModel.name,
+    input: { prompt: "", files: [], plan_mode: false, compact: true },
+    context: {},
+  });
+  const base = { run_id: run.run_id, thread_id: req.threadId };
+  if (!manager.runs.start(run.run_id, manager.owner, manager.leaseTtlMs)) {
+    endRun(manager, { runId: run.run_id, from: ["pending"], status: "interrupted", error: "Cancelled before it started." });
+    throw new HarnessError("thread_busy", "The compaction was cancelled before it started.");
+  }
+  const heartbeat = setInterval(() => manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs), Math.max(200, Math.min(1000, Math.floor(manager.leaseTtlMs / 3))));
+  try {
+    const tuple = await s.checkpointer.getTuple(latest(req.threadId));
+    const values = (tuple?.checkpoint.channel_values ?? {}) as SummaryChannels;
+    const done = await compactState(
+      { messages: values.messages ?? [], summary_text: values.summary_text ?? null, summary_upto: values.summary_upto ?? null },
+      options,
+      { force: true, raiseOnFailure: true, ...(req.signal ? { signal: req.signal } : {}) },
+    );
+    if (!tuple || !done) {
+      const keep = options.settings.keep;
+      const reason = `Nothing to compact: the model already sees at most ${keep.value} ${keep.type} of this thread in full (keep).`;
+      manager.journal.append({ ...base, event: "custom", data: { type: "context_compacted", compacted: false, reason } });
+      endRun(manager, { runId: run.run_id, from: ["running"], status: "success" });
+      return { ...base, compacted: false, reason };
+    }
+    await writeSummary(s.checkpointer, tuple, done.summary_text, done.summary_upto);
+    const result: CompactResult = {
+      ...base,
+      compacted: true,
+      summary_text: done.summary_text,
+      summary_upto: done.summary_upto,
+      summarized: done.summarized,
+      preserved: done.preserved,
+      ...(done.model ? { model: done.model } : {}),
+    };
+    manager.journal.append({
+      ...base,
+      event: "custom",
+      data: { type: "context_compacted", compacted: true, summary_upto: done.summary_upto, summarized: done.summarized, preserved: done.preserved, ...(done.model ? { model: done.model } : {}) },
+    });
+    endRun(manager, { runId: run.run_id, from: ["running"], status: "success" });
+    s.threads.touch(req.threadId);
+    return result;
+  } catch (err) {
+    const message = err instanceof SummaryGenerationError ? err.message : `The compaction failed: ${errorMessage(err)}`;
+    endRun(manager, { runId: run.run_id, from: ["running"], status: "error", error: message });
+    if (err instanceof HarnessError) throw err;
+    throw new HarnessError("summary_failed", message, { cause: err });
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+type Tuple = NonNullable<Awaited<ReturnType<BaseCheckpointSaver["getTuple"]>>>;
+
+/**
+ * A new checkpoint, child of the latest, that is the same state with the two summary channels
+ * set and their versions bumped, as LangGraph's updateState writes one (source "update"). Written
+ * through the checkpointer, not the agent graph: updateState runs a node's writers, and the lead
+ * agent's include its routing edges, which would schedule a node for the next run (the same
+ * reasoning as the viewed-images clear in server/threads.ts).
+ */
+async function writeSummary(saver: BaseCheckpointSaver, tuple: Tuple, summaryText: string, upto: SummaryUpto): Promise<void> {
+  const next = copyCheckpoint(tuple.checkpoint);
+  next.id = uuid6(-1);
+  next.ts = new Date().toISOString();
+  next.channel_values = { ...tuple.checkpoint.channel_values, summary_text: summaryText, summary_upto: upto };
+  const versions = Object.values(next.channel_versions);
+  const version = saver.getNextVersion(versions.length > 0 ? (maxChannelVersion(...versions) as number) : undefined);
+  next.channel_versions = { ...next.channel_versions, summary_text: version, summary_upto: version };
+  const step = typeof tuple.metadata?.step === "number" ? tuple.metadata.step + 1 : 0;
+  await saver.put(tuple.config, next, { source: "update", step, parents: tuple.metadata?.parents ?? {} }, { summary_text: version, summary_upto: version });
+}

@@ -1,0 +1,31 @@
+/**
+ * `threads/compact`: manual compaction for the panel's "DeerFlow: Compact Thread", on the same
+ * code as `deerflow compact` (runs/compaction.ts). It fails visibly: a summary model failure is a
+ * JSON-RPC error (`summary_failed`), a thread with an active run `thread_busy`.
+ */
+import type { RequestParams, RequestResult } from "../../protocol/rpc.js";
+import { HarnessError } from "../errors.js";
+import { resolveModel } from "../models/factory.js";
+import { compactThread } from "../runs/compaction.js";
+import type { Logger } from "./logger.js";
+import type { Session } from "./session.js";
+import type { OpenWorkspace } from "./workspaces.js";
+
+export async function compactThreadRpc(ws: OpenWorkspace, session: Session, log: Logger, p: RequestParams<"threads/compact">): Promise<RequestResult<"threads/compact">> {
+  // A clear of viewed images writes a checkpoint after an await: the two would race.
+  if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; compact it again in a moment.");
+  const config = session.config;
+  const model = resolveModel(config, p.model ? { name: p.model } : {});
+  const apiKey = session.apiKey(model.apiKeySource);
+  const result = await compactThread(
+    { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, checkpointer: ws.store.checkpointer, config },
+    { threadId: p.threadId, model: model.name, ...(apiKey ? { apiKey } : {}) },
+  );
+  log.info(
+    result.compacted
+      ? `Thread ${p.threadId} compacted by ${result.model ?? "a canned summary"}: ${result.summarized} messages summarized, ${result.preserved} kept in full.`
+      : `Thread ${p.threadId} not compacted: ${result.reason}`,
+  );
+  const { summary_upto: _upto, ...view } = result;
+  return view;
+}
