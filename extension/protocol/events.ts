@@ -3,6 +3,7 @@
  * harness RPC and the panel. Event names are LangGraph/DeerFlow stream names.
  * Type-only: imported by the harness, the host and the webview alike.
  */
+import type { ThreadUsageView } from "./usage.js";
 import type { PendingApproval } from "./approvals.js";
 import type { ChangedFile } from "./changes.js";
 
@@ -71,6 +72,8 @@ export type RunEvent =
         error?: string;
         /** The run's tokens and estimated cost: protocol/usage.ts RunUsageView. */
         usage?: Record<string, unknown>;
+        /** The thread's usage, this run's included (issue 15); absent while no run reported usage. */
+        thread_usage?: ThreadUsageView;
         /**
          * Why a successful run stopped, when it was not a plain final answer: "clarification" = the
          * agent asked the user; DeerFlow's capped completions: "model_length_capped" (the provider

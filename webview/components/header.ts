@@ -2,12 +2,16 @@
  * Top of the panel: the thread title with the thread switcher and "new thread", then the run
  * status line with Cancel. The status line is a live region so a finished or failed run is
  * announced; Cancel is shown only while a run is active (it cancels the run, never the thread).
+ * Under it, tokens and estimated cost (issue 15): the last run's (input, output, and cached and
+ * reasoning where non-zero) and the thread's total, as the harness summed and priced them; a
+ * cost the price table does not know is "cost unknown", never a number.
  */
 import type { WebviewToHost } from "../../extension/protocol/webview.js";
 import type { PanelState } from "../store.js";
 import { isRunActive, runPhase } from "../store.js";
 import type { RunPhase } from "../store.js";
 import { h, icon, setText } from "./dom.js";
+import type { UsageView } from "../../extension/protocol/usage.js";
 import { ThreadList, threadLabel } from "./threadList.js";
 
 const PHASE_TEXT: Record<RunPhase, string> = {
@@ -41,6 +45,9 @@ export class Header {
   private readonly status = h("div", { id: "run-status", testid: "run-status", class: "run-status", attrs: { role: "status", "aria-live": "polite" } }, this.statusIcon, this.statusText, this.statusDetail);
   private readonly cancel: HTMLElement;
   private readonly restriction = h("div", { class: "restriction", testid: "restriction", attrs: { hidden: true } });
+  private readonly usageRun = h("span", { class: "usage-run", testid: "usage-run" });
+  private readonly usageThread = h("span", { class: "usage-thread", testid: "usage-thread" });
+  private readonly usage = h("div", { class: "run-usage", testid: "usage", attrs: { hidden: true } }, this.usageRun, this.usageThread);
 
   constructor(private readonly post: (m: WebviewToHost) => void) {
     this.list = new ThreadList(post, () => this.setListOpen(false));
@@ -70,6 +77,7 @@ export class Header {
       h("div", { class: "title-row" }, this.toggle, this.title, newThread),
       this.list.root,
       h("div", { class: "run-row" }, this.status, this.cancel),
+      this.usage,
       this.restriction,
     );
   }
@@ -106,7 +114,30 @@ export class Header {
     this.cancel.hidden = !active;
     this.restriction.hidden = !s.status?.restriction;
     setText(this.restriction, s.status?.restriction ?? "");
+    const usage = s.thread?.usage;
+    setText(this.usageRun, usage?.run ? `Last run: ${describeUsage(usage.run)}` : "");
+    setText(this.usageThread, usage?.thread ? `Thread: ${formatTokens(usage.thread.total_tokens)} tokens · ${formatCost(usage.thread)}` : "");
+    this.usageRun.hidden = !usage?.run;
+    this.usageThread.hidden = !usage?.thread;
+    this.usage.hidden = !usage?.run && !usage?.thread;
   }
+}
+
+const formatTokens = (n: number): string => n.toLocaleString("en-US");
+
+/** "≈ $0.0053 (est.)"; "cost unknown" when the price table does not know the model. */
+export function formatCost(u: UsageView): string {
+  if (!u.cost) return "cost unknown";
+  const a = u.cost.amount;
+  const text = a === 0 ? "0.00" : a < 0.01 ? a.toPrecision(2) : a.toFixed(2);
+  return `≈ $${text} (est.)`;
+}
+
+/** "1,234 in (400 cached) · 150 out (30 reasoning) · ≈ $0.0053 (est.)": details only where non-zero. */
+export function describeUsage(u: UsageView): string {
+  const input = `${formatTokens(u.input_tokens)} in${u.cached_tokens ? ` (${formatTokens(u.cached_tokens)} cached)` : ""}`;
+  const output = `${formatTokens(u.output_tokens)} out${u.reasoning_tokens ? ` (${formatTokens(u.reasoning_tokens)} reasoning)` : ""}`;
+  return `${input} · ${output} · ${formatCost(u)}`;
 }
 
 /** The last AI turn asked for clarification and the user has not answered yet. */

@@ -8,6 +8,7 @@ import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
 import { appendError, applyChunk, buildMessages, dropStreaming, endStreaming, isRecord, upsertMessage } from "./messages.js";
 import { applyTaskEvent, isTaskEvent } from "./tasks.js";
+import { NO_USAGE, usageAfterEnd, usageFromState } from "./usage.js";
 import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
 
 export function emptyThread(threadId: string): ThreadView {
@@ -25,6 +26,7 @@ export function emptyThread(threadId: string): ThreadView {
     viewedImages: [],
     uploadedFiles: [],
     run: { runId: null, status: null, model: null, error: null, retry: null, awaitingApproval: false },
+    usage: NO_USAGE,
   };
 }
 
@@ -47,6 +49,7 @@ export function fromState(s: ThreadStateView): ThreadView {
     todos: s.todos,
     viewedImages: s.viewed_images.map((v) => ({ path: v.path, mime_type: v.mime_type, size: v.size, sha256: v.sha256 })),
     uploadedFiles: s.uploaded_files.map((f) => f.filename),
+    usage: usageFromState(s),
   };
 }
 
@@ -97,7 +100,7 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
       let out = endStreaming(t);
       const error = typeof e.data.error === "string" ? e.data.error : null;
       const awaitingApproval = status === "success" && e.data.stop_reason === "approval";
-      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null, awaitingApproval } };
+      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null, awaitingApproval }, usage: usageAfterEnd(out.usage, e.data) };
       if (status === "error" || status === "timeout") {
         // The worker usually journals an `error` event first; one row per run either way.
         out = appendError(out, `error:${e.run_id}`, error ?? (status === "timeout" ? "The run timed out." : "The run failed."));

@@ -7,6 +7,7 @@
 import type { ThreadSummary } from "../../extension/protocol/rpc.js";
 import type { ModelChoice, PanelStatus } from "../../extension/protocol/webview.js";
 import type { RunStatus, TaskUsage } from "../../extension/protocol/events.js";
+import type { UsageState } from "./usage.js";
 
 /** "error" rows are not messages: a run error shown in line, where it happened. */
 export type Role = "human" | "ai" | "tool" | "error";
@@ -112,6 +113,8 @@ export interface ThreadView {
   viewedImages: readonly ViewedImageItem[];
   uploadedFiles: readonly string[];
   run: RunView;
+  /** Tokens and estimated cost: the last run's and the thread's (model/usage.ts). */
+  usage: UsageState;
 }
 
 export interface PanelState {

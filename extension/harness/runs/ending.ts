@@ -18,6 +18,7 @@ import { emptyFacts } from "./delivery.js";
 import type { DeliveryReceipt } from "./delivery.js";
 import { changedFiles, type FileChangeStore } from "../store/fileChanges.js";
 import { closeOpenTasks } from "../subagents/runTracker.js";
+import { threadUsage } from "./usage.js";
 
 export interface EndRequest {
   runId: string;
@@ -61,6 +62,9 @@ export function endRun(s: { runs: RunStore; journal: Journal; changes?: FileChan
       // Whatever the status, and whoever ends the run (recovery too): the files its tools changed,
       // as recorded (the worker re-reads them first; changes/tracker.ts), for "Changed files (n)".
       if (s.changes) extra.changed_files = changedFiles(s.changes, cur.run_id);
+      // The thread's usage with this run's (issue 15): a panel shows the total without summing itself.
+      const thread = threadUsage(s.runs.listByThread(cur.thread_id));
+      if (thread) extra.thread_usage = thread;
       s.journal.append(endEvent(cur.thread_id, cur.run_id, { status: cur.status, error: cur.error ?? req.error ?? null, usage: cur.usage ?? req.usage ?? null }, extra));
       s.runs.markEnded(cur.run_id);
       return { ...ended, recorded: true };
