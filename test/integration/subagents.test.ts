@@ -119,6 +119,31 @@ test("two parallel task calls run concurrently and both complete with DeerFlow's
     call_b: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
   });
   assert.equal(end.data.usage.total_tokens, 120 + 210 + 30);
+  assert.equal(end.data.usage.input_tokens, 100 + 200 + 20);
+  assert.equal(end.data.usage.output_tokens, 20 + 10 + 10);
+
+  // Folding (DeerFlow's TokenUsageMiddleware): the subagents' usage is in the dispatching AI
+  // message, and each task result is marked so the fold is never repeated.
+  const dispatcher = (state.messages as Array<Record<string, any>>).find((m) => m.type === "ai" && m.tool_calls?.some((c: { id: string }) => c.id === "call_a"));
+  assert.deepEqual(
+    [dispatcher!.usage_metadata.input_tokens, dispatcher!.usage_metadata.output_tokens, dispatcher!.usage_metadata.total_tokens],
+    [100 + 20, 20 + 10, 120 + 30],
+    "the dispatching AI message carries its own usage plus both subagents'",
+  );
+  for (const m of results) assert.equal(m.additional_kwargs.subagent_token_usage_attributed, true, `${m.tool_call_id} marked as folded`);
+  const finalAnswer = (state.messages as Array<Record<string, any>>).filter((m) => m.type === "ai").at(-1)!;
+  assert.equal(finalAnswer.usage_metadata.total_tokens, 210, "the answer after the tasks keeps its own usage only");
+
+  // A later run on the thread re-reads the folded history and folds nothing again: its usage is its own.
+  const again = await runCli([...runArgs(d, "and now a summary"), "--thread", "two-tasks"]);
+  assert.equal(again.code, 0, again.stderr);
+  const againEnd = again.lines.at(-1)!;
+  assert.equal(againEnd.data.status, "success");
+  assert.equal(againEnd.data.usage.total_tokens, 210);
+  assert.equal(againEnd.data.usage.subagents, undefined);
+  const after = await cliState(d, "two-tasks");
+  const dispatcherAfter = (after.messages as Array<Record<string, any>>).find((m) => m.type === "ai" && m.tool_calls?.some((c: { id: string }) => c.id === "call_a"));
+  assert.equal(dispatcherAfter!.usage_metadata.total_tokens, 150, "the fold is idempotent across runs");
 });
 
 test("an unknown subagent type fails with DeerFlow's error listing the available types", async () => {
@@ -239,7 +264,8 @@ test("SubagentLimit: a 4th concurrent task call is dropped, and a 7th in the run
   const started = r.lines.filter((l) => l.event === "custom" && l.data.type === "task_started").map((l) => l.data.task_id);
   assert.deepEqual(started.sort(), ["c1", "c2", "c3", "c5", "c6", "c7"]);
   // The model saw exactly the kept calls answered: the history it was sent stays valid.
-  const lead = server.requests.slice(first).filter((q) => subagentTask(q) === undefined);
+  // The lead's model calls (not the subagents', nor the memory updater's after the run).
+  const lead = server.requests.slice(first).filter((q) => system(q).includes("<subagent_system>"));
   assert.ok(lead.every((q) => q.status === 200), lead.map((q) => q.error).join(" | "));
   assert.equal(lead.length, 3);
 });
@@ -336,4 +362,75 @@ test("without --subagents there is no task tool", async () => {
   const tools = server.requests[first]!.body!.tools ?? [];
   assert.ok(!tools.some((t) => t.function.name === "task"));
   assert.ok(!system(server.requests[first]!).includes("<subagent_system>"));
+});
+
+test("custom subagent types from subagents.custom_agents: own prompt, tools, model, max_turns and timeout; the unknown-type error lists them", async () => {
+  const d = sandboxDirs();
+  writeFileSync(join(d.workspace, "notes.md"), "custom notes\n");
+  const config = join(tempDir("config"), "config.json");
+  const model = (name: string) => ({ name, model: `${name}-id`, base_url: server.url });
+  writeFileSync(config, JSON.stringify({
+    models: [model("lead"), model("cheap")],
+    subagents: {
+      max_concurrent: 4,
+      custom_agents: {
+        researcher: { description: "Reads files and reports what they say.", system_prompt: "You are the RESEARCHER subagent. Read, never write.", tools: ["ls", "read_file"], model: "cheap", max_turns: 1 },
+        slow: { system_prompt: "You are the SLOW subagent.", timeout_seconds: 1 },
+        ghost: { system_prompt: "You are the GHOST subagent.", model: "no-such-model" },
+      },
+    },
+  }));
+  const call = (id: string, type: string) => ({ name: "task", id, args: { description: `try ${type}`, prompt: `Work as ${type}.`, subagent_type: type } });
+  server.setScript((req): ScriptedReply => {
+    const sys = system(req);
+    if (sys.includes("RESEARCHER")) return { content: "notes.md says: custom notes.", toolCalls: [{ name: "read_file", args: { description: "read", path: "/mnt/user-data/workspace/notes.md" } }] };
+    if (sys.includes("SLOW")) return { hang: true };
+    if (toolResults(req) === 0) return { toolCalls: [call("call_r", "researcher"), call("call_s", "slow"), call("call_g", "ghost"), call("call_x", "nope")] };
+    return { content: "Done." };
+  });
+  const first = server.requests.length;
+  const r = await runCli(["run", ...base(d), "--model", "lead", "--prompt", "delegate", "--thread", "custom-types", "--subagents"], { DEERFLOW_CONFIG: config });
+  assert.equal(r.code, 0, r.stderr + r.stdout.slice(-2000));
+  const sent = server.requests.slice(first);
+
+  // The lead learns the custom types from the task tool's description and its prompt section.
+  const lead = sent.find((q) => system(q).includes("<subagent_system>"))!;
+  const taskTool = lead.body!.tools!.find((t) => t.function.name === "task")!;
+  assert.match(taskTool.function.description!, /- researcher: Reads files and reports what they say\./);
+  assert.match(system(lead), /Types: `general-purpose`, `researcher`, `slow`, `ghost`/);
+
+  // The researcher ran on its own model, with its prompt and exactly its tools.
+  const researcher = sent.filter((q) => system(q).includes("RESEARCHER"));
+  assert.equal(researcher.length, 1, "max_turns: 1 stops it after one model call");
+  assert.equal(researcher[0]!.body!.model, "cheap-id");
+  assert.deepEqual(researcher[0]!.body!.tools!.map((t) => t.function.name).sort(), ["ls", "read_file"]);
+  assert.ok(!researcher[0]!.body!.messages!.some((m) => textOf(m).includes("delegate")), "a custom subagent never sees the lead's messages");
+  assert.equal(sent.find((q) => system(q).includes("SLOW"))!.body!.model, "lead-id", "a type without a model runs on the lead's");
+
+  const results = Object.fromEntries(taskToolMessages(await cliState(d, "custom-types")).map((m) => [m.tool_call_id, m]));
+  assert.equal(results.call_r!.content, "Task Succeeded (capped: turn budget). Result: notes.md says: custom notes.");
+  assert.equal(results.call_r!.additional_kwargs.subagent_stop_reason, "turn_capped");
+  assert.equal(results.call_r!.additional_kwargs.subagent_model_name, "cheap");
+  assert.equal(results.call_s!.content, "Task timed out. Error: Execution timed out after 1 seconds");
+  assert.equal(results.call_g!.content, `Task failed. Error: Subagent type 'ghost' uses a model that is not available: Unknown model "no-such-model". Configured models: lead, cheap.`);
+  assert.equal(results.call_x!.content, "Task failed. Error: Unknown subagent type 'nope'. Available: general-purpose, bash, researcher, slow, ghost");
+});
+
+test("a custom subagent type the config gets wrong is refused with the reason, before any run", async () => {
+  const d = sandboxDirs();
+  const cases: Array<[Record<string, unknown>, RegExp]> = [
+    [{ sneaky: { system_prompt: "x", tools: ["ls", "task"] } }, /subagents\.custom_agents\.sneaky\.tools: a subagent cannot have task, ask_clarification, present_files/],
+    [{ bash: { system_prompt: "x" } }, /subagents\.custom_agents\.bash: "bash" is a built-in subagent type; choose another name/],
+    [{ "Bad Name": { system_prompt: "x" } }, /subagents\.custom_agents.*a custom subagent's name is lowercase letters/],
+    [{ empty: { system_prompt: "  " } }, /subagents\.custom_agents\.empty\.system_prompt: a custom subagent needs a system_prompt/],
+  ];
+  for (const [customAgents, error] of cases) {
+    const config = join(tempDir("config"), "config.json");
+    writeFileSync(config, JSON.stringify({ subagents: { custom_agents: customAgents } }));
+    const asked = server.requests.length;
+    const r = await runCli([...runArgs(d, "go")], { DEERFLOW_CONFIG: config });
+    assert.notEqual(r.code, 0, `${JSON.stringify(customAgents)} was accepted`);
+    assert.match(r.stderr + r.stdout, error);
+    assert.equal(server.requests.length, asked, "no model was asked");
+  }
 });

@@ -1,9 +1,15 @@
 /**
- * Subagent settings (DeerFlow `config/subagents_config.py`, reference §9.4) and the two built-in
- * types (`subagents/builtins/`). Custom types (`subagents.custom_agents` in DeerFlow) are not
- * ported yet: the `task` tool knows `general-purpose` and `bash` only.
+ * Subagent settings (DeerFlow `config/subagents_config.py`, reference §9.4), the two built-in
+ * types (`subagents/builtins/`) and the custom types of the config file's
+ * `subagents.custom_agents` (DeerFlow's key): each with its system prompt, its tools (picked from
+ * the lead's, never `task`), its model (a configured model's name; the lead's when absent), its
+ * turn cap, wall clock and token budget. This module owns what a type is and which types a run
+ * has; the `task` tool (tools/task.ts) and the lead's prompt (./prompt.ts) ask it.
+ *
+ * Not ported: DeerFlow's per-type `skills` (no skills here yet).
  */
 import { z } from "zod";
+import type { ResolvedModel } from "../models/factory.js";
 
 /** DeerFlow clamps rather than rejects: max_concurrent to 1..4, max_total_per_run to 1..50. */
 export const MIN_CONCURRENT = 1;
@@ -18,6 +24,34 @@ const PerTypeZ = z
     token_budget: z.number().int().min(0).optional(),
   })
   .strict();
+
+/** Tools no subagent gets: it cannot delegate further, ask the user, or present files to them. */
+export const SUBAGENT_DISALLOWED_TOOLS = ["task", "ask_clarification", "present_files"] as const;
+
+const CUSTOM_NAME = /^[a-z][a-z0-9_-]{0,63}$/;
+
+/** One `subagents.custom_agents.<name>` entry. */
+const CustomAgentZ = z
+  .object({
+    /** What the lead reads about it in the `task` tool's description and its prompt. */
+    description: z.string().trim().min(1).max(500).optional(),
+    system_prompt: z.string().trim().min(1, "a custom subagent needs a system_prompt"),
+    /** Tool names picked from the lead's tools; absent = the lead's tools minus the disallowed ones. */
+    tools: z
+      .array(z.string().min(1))
+      .optional()
+      .refine((t) => !t?.some((n) => (SUBAGENT_DISALLOWED_TOOLS as readonly string[]).includes(n)), {
+        message: `a subagent cannot have ${SUBAGENT_DISALLOWED_TOOLS.join(", ")}`,
+      }),
+    /** A configured model's name (`models[].name`); absent = the lead's model. */
+    model: z.string().min(1).optional(),
+    /** Model calls before it stops with `turn_capped` (general-purpose's 150 when absent). */
+    max_turns: z.number().int().min(1).optional(),
+    timeout_seconds: z.number().positive().optional(),
+    token_budget: z.number().int().min(0).optional(),
+  })
+  .strict();
+export type CustomAgentConfig = z.infer<typeof CustomAgentZ>;
 
 /** The config file's `subagents` key. */
 export const SubagentsConfigZ = z
@@ -34,6 +68,20 @@ export const SubagentsConfigZ = z
     token_budget: z.number().int().min(0).default(2_000_000),
     /** Per-type overrides (DeerFlow `subagents.agents.<name>`). */
     agents: z.record(z.string(), PerTypeZ).default({}),
+    /** Custom types by name (DeerFlow `subagents.custom_agents`). */
+    custom_agents: z
+      .record(z.string(), CustomAgentZ)
+      .default({})
+      // Names are checked here rather than by the record's key schema, whose error does not say why.
+      .superRefine((agents, ctx) => {
+        for (const name of Object.keys(agents)) {
+          if (!CUSTOM_NAME.test(name)) {
+            ctx.addIssue({ code: "custom", path: [name], message: "a custom subagent's name is lowercase letters, digits, '-' or '_', starting with a letter (at most 64)" });
+          }
+          // BUILTIN_SUBAGENTS is read when a config is parsed, after this module loaded.
+          if (BUILTIN_SUBAGENTS.some((t) => t.name === name)) ctx.addIssue({ code: "custom", path: [name], message: `"${name}" is a built-in subagent type; choose another name` });
+        }
+      }),
   })
   .strict();
 export type SubagentsConfig = z.infer<typeof SubagentsConfigZ>;
@@ -47,15 +95,40 @@ export interface SubagentSettings {
   timeoutSeconds: number;
   tokenBudget: number;
   agents: SubagentsConfig["agents"];
+  /** The config's custom types, in the order the file lists them. */
+  custom: readonly SubagentType[];
+  /**
+   * A custom type's own model, resolved when the run starts (plain data: names and where its key
+   * comes from, never a key), or the reason it cannot be used; absent for types on the lead's model.
+   */
+  models: Readonly<Record<string, { resolved: ResolvedModel } | { error: string }>>;
 }
 
-export function subagentSettings(c: SubagentsConfig = SUBAGENTS_DEFAULTS): SubagentSettings {
+/**
+ * The run's subagent settings: the config with DeerFlow's clamps applied, and its custom types.
+ * `resolve` finds a custom type's model among the configured ones (models/factory.ts
+ * resolveModel); one it cannot find fails only the tasks of that type, with the reason.
+ */
+export function subagentSettings(c: SubagentsConfig = SUBAGENTS_DEFAULTS, resolve?: (name: string) => ResolvedModel): SubagentSettings {
+  const custom = Object.entries(c.custom_agents).map(([name, a]) => customType(name, a));
+  const models: Record<string, { resolved: ResolvedModel } | { error: string }> = {};
+  for (const [name, a] of Object.entries(c.custom_agents)) {
+    if (!a.model) continue;
+    try {
+      if (!resolve) throw new Error(`Model "${a.model}" cannot be resolved here.`);
+      models[name] = { resolved: resolve(a.model) };
+    } catch (err) {
+      models[name] = { error: `Subagent type '${name}' uses a model that is not available: ${(err as Error).message}` };
+    }
+  }
   return {
     maxConcurrent: Math.min(MAX_CONCURRENT, Math.max(MIN_CONCURRENT, c.max_concurrent)),
     maxTotalPerRun: Math.min(MAX_TOTAL, Math.max(MIN_TOTAL, c.max_total_per_run)),
     timeoutSeconds: c.timeout_seconds,
     tokenBudget: c.token_budget,
     agents: c.agents,
+    custom,
+    models,
   };
 }
 
@@ -67,6 +140,11 @@ export interface SubagentType {
   tools?: readonly string[];
   disallowed: readonly string[];
   maxTurns: number;
+  /** A custom type's own wall clock and token budget (else the global ones). */
+  timeoutSeconds?: number;
+  tokenBudget?: number;
+  /** A custom type's model name (settings.models holds it resolved). */
+  model?: string;
 }
 
 const WORKING_DIRECTORY = `<working_directory>
@@ -93,7 +171,7 @@ You are a subagent: the \`task\` tool is not available and you must not try to d
 </tool_restrictions>
 
 ${WORKING_DIRECTORY}`,
-  disallowed: ["task", "ask_clarification", "present_files"],
+  disallowed: SUBAGENT_DISALLOWED_TOOLS,
   maxTurns: 150,
 };
 
@@ -111,22 +189,45 @@ const BASH: SubagentType = {
 
 ${WORKING_DIRECTORY}`,
   tools: ["bash", "ls", "read_file", "write_file", "str_replace"],
-  disallowed: ["task", "ask_clarification", "present_files"],
+  disallowed: SUBAGENT_DISALLOWED_TOOLS,
   maxTurns: 60,
 };
 
 export const BUILTIN_SUBAGENTS: readonly SubagentType[] = [GENERAL_PURPOSE, BASH];
 
-export function subagentType(name: string): SubagentType | undefined {
-  return BUILTIN_SUBAGENTS.find((t) => t.name === name);
+/** A custom type from its config entry. Its prompt gets the same working-directory block as the built-ins: the paths are the sandbox's, not the user's to know. */
+function customType(name: string, a: CustomAgentConfig): SubagentType {
+  return {
+    name,
+    description: a.description ?? `A custom subagent (${name}).`,
+    systemPrompt: `${a.system_prompt}\n\n${WORKING_DIRECTORY}`,
+    ...(a.tools ? { tools: a.tools } : {}),
+    disallowed: SUBAGENT_DISALLOWED_TOOLS,
+    maxTurns: a.max_turns ?? GENERAL_PURPOSE.maxTurns,
+    ...(a.timeout_seconds !== undefined ? { timeoutSeconds: a.timeout_seconds } : {}),
+    ...(a.token_budget !== undefined ? { tokenBudget: a.token_budget } : {}),
+    ...(a.model ? { model: a.model } : {}),
+  };
 }
 
-/** The limits one subagent of this type runs under: per-type overrides, then the global settings, then the type's defaults. */
+/** Every type a run with these settings has: the built-ins, then the custom ones. */
+export function availableSubagents(s?: Pick<SubagentSettings, "custom">): readonly SubagentType[] {
+  return [...BUILTIN_SUBAGENTS, ...(s?.custom ?? [])];
+}
+
+export function subagentType(name: string, s?: Pick<SubagentSettings, "custom">): SubagentType | undefined {
+  return availableSubagents(s).find((t) => t.name === name);
+}
+
+/**
+ * The limits one subagent of this type runs under: the per-type overrides (`subagents.agents`),
+ * then the type's own (a custom type's config), then the global settings.
+ */
 export function limitsFor(type: SubagentType, s: SubagentSettings): { maxTurns: number; timeoutMs: number; tokenBudget: number } {
   const o = s.agents[type.name] ?? {};
   return {
     maxTurns: o.max_turns ?? type.maxTurns,
-    timeoutMs: (o.timeout_seconds ?? s.timeoutSeconds) * 1000,
-    tokenBudget: o.token_budget ?? s.tokenBudget,
+    timeoutMs: (o.timeout_seconds ?? type.timeoutSeconds ?? s.timeoutSeconds) * 1000,
+    tokenBudget: o.token_budget ?? type.tokenBudget ?? s.tokenBudget,
   };
 }

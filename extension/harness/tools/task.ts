@@ -3,8 +3,10 @@
  * §9.4): delegate a bounded task to a subagent with its own context, and answer with DeerFlow's
  * result text and `subagent_*` status fields (subagents/statusContract.ts).
  *
- * Registered only when the run has subagents enabled. An unknown type, or `bash` where bash is not
- * allowed, is answered as a failed task without running anything, with DeerFlow's text. DeerFlow
+ * Registered only when the run has subagents enabled. The types are the built-ins and the config's
+ * custom ones (subagents/config.ts). An unknown type, `bash` where bash is not allowed, or a custom
+ * type whose model is not available, is answered as a failed task without running anything, with
+ * DeerFlow's text. DeerFlow
  * runs the subagent on a background pool and polls it every 5 s; here the tool awaits it
  * (subagents/executor.ts) and the subagent's events reach the journal as they happen, so there is
  * no polling and no "polling timed out" outcome. Parallel `task` calls of one model response run
@@ -17,7 +19,8 @@ import { ToolMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
-import { BUILTIN_SUBAGENTS, limitsFor, subagentType, type SubagentSettings } from "../subagents/config.js";
+import { availableSubagents, limitsFor, subagentType, type SubagentSettings, type SubagentType } from "../subagents/config.js";
+import { createChatModel } from "../models/factory.js";
 import { formatSubagentResult, subagentAdditionalKwargs, type SubagentOutcome, type SubagentUsage } from "../subagents/statusContract.js";
 import { runSubagent, type SubagentRunRequest, type TaskEventWriter } from "../subagents/executor.js";
 
@@ -33,15 +36,19 @@ const schema = z.object({
   subagent_type: z.string().describe("The type of subagent to use. ALWAYS PROVIDE THIS PARAMETER THIRD."),
 });
 
-const DESCRIPTION = `Delegate a bounded task to a specialized subagent that works in its own context and reports back.
+/** The tool's description, with the run's custom types listed after the built-ins. */
+export function taskDescription(custom: readonly SubagentType[] = []): string {
+  const extra = custom.map((t) => `\n- ${t.name}: ${t.description}`).join("");
+  return `Delegate a bounded task to a specialized subagent that works in its own context and reports back.
 
 Delegate only when the benefit clearly exceeds the overhead: independent tasks that save wall-clock time when run in parallel, or a bounded, context-heavy investigation that would otherwise crowd your own context.
 
 Subagent types:
 - general-purpose: a capable agent for bounded exploration and action, with your tools except task, ask_clarification and present_files.
-- bash: a command-execution specialist (bash, ls, read_file, write_file, str_replace); only where bash is allowed.
+- bash: a command-execution specialist (bash, ls, read_file, write_file, str_replace); only where bash is allowed.${extra}
 
 Do not delegate dependent steps to parallel subagents, work that needs the user, or work you can do more cheaply yourself. An unknown subagent_type fails with the list of available types.`;
+}
 
 export interface TaskToolDeps {
   model: BaseChatModel;
@@ -69,12 +76,17 @@ export function taskTool(deps: TaskToolDeps) {
   return tool(
     async ({ description, prompt, subagent_type }, runtime: ToolRuntime) => {
       const toolCallId = runtime.toolCallId;
-      const type = subagentType(subagent_type);
+      const type = subagentType(subagent_type, deps.settings);
       if (!type) {
-        const available = BUILTIN_SUBAGENTS.map((t) => t.name).join(", ");
+        const available = availableSubagents(deps.settings).map((t) => t.name).join(", ");
         return answer(toolCallId, { status: "failed", error: `Unknown subagent type '${subagent_type}'. Available: ${available}` });
       }
       if (type.name === "bash" && !deps.bashAllowed) return answer(toolCallId, { status: "failed", error: BASH_SUBAGENT_DISABLED_MESSAGE });
+      const own = deps.settings.models[type.name];
+      if (own && "error" in own) return answer(toolCallId, { status: "failed", error: own.error });
+      // A custom type's own model, thinking off as DeerFlow runs subagents. Its key comes from its
+      // own source (its api_key_env): the lead's key (a host secret) is never sent to another endpoint.
+      const model = own && own.resolved.name !== deps.modelName ? { model: createChatModel(own.resolved, { thinkingEnabled: false }), modelName: own.resolved.name } : { model: deps.model, modelName: deps.modelName };
 
       const tools = deps.parentTools.filter((t) => (type.tools ? type.tools.includes(t.name) : !type.disallowed.includes(t.name)));
       const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: string[] | null };
@@ -85,8 +97,8 @@ export function taskTool(deps: TaskToolDeps) {
         description,
         type,
         prompt,
-        model: deps.model,
-        modelName: deps.modelName,
+        model: model.model,
+        modelName: model.modelName,
         tools,
         chain: { ...deps.chain, alwaysAllowed: state.approval_always_allow ?? [] },
         limits: limitsFor(type, deps.settings),
@@ -97,8 +109,8 @@ export function taskTool(deps: TaskToolDeps) {
       });
       // The lead run is stopping (cancel, timeout): its runner closes the task in the journal.
       if (runtime.signal?.aborted) throw runtime.signal.reason instanceof Error ? runtime.signal.reason : new Error("Cancelled by user");
-      return answer(toolCallId, { ...result, modelName: deps.modelName }, result.sandbox);
+      return answer(toolCallId, { ...result, modelName: model.modelName }, result.sandbox);
     },
-    { name: "task", description: DESCRIPTION, schema },
+    { name: "task", description: taskDescription(deps.settings.custom), schema },
   );
 }
