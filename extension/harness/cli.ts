@@ -26,8 +26,9 @@ const USAGE = `Usage:
                    are dropped and the run ends with stop_reason "token_capped".
                    The end event's data.usage has input, output, total, cached and reasoning
                    tokens and an estimated cost (null when the model's price is unknown).
-                   --subagents gives the run the task tool (subagents general-purpose and bash;
-                   config key subagents.enabled); their events carry data.task_id.
+                   --subagents gives the run the task tool (subagents general-purpose and bash,
+                   and the config's subagents.custom_agents; config key subagents.enabled);
+                   their events carry data.task_id.
                    --approval sets what runs without asking, per tool class (read, write,
                    protected, shell, other) as auto, ask or deny; defaults: read=auto,
                    write=auto, protected=ask, shell=ask on the host (auto in a dev container),
