@@ -48,6 +48,9 @@ export const QUIET_SETTINGS: Readonly<Record<string, unknown>> = {
   "chat.commandCenter.enabled": false,
   "workbench.secondarySideBar.defaultVisibility": "hidden",
   "window.restoreWindows": "none",
+  // Long-term memory (issue 15) would send an extraction request to the scripted model 30 s after
+  // each run, in the middle of suites that count requests; memory.e2e.ts turns it on for itself.
+  "deerflow.memory.enabled": false,
 };
 
 export type ExtensionSource =
