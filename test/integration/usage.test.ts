@@ -10,6 +10,8 @@ import { join } from "node:path";
 import type { RecordedRequest, ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
 import { textOf } from "../fixtures/requests.js";
 import { cliState, runCli, sandboxDirs, scriptedRunArgs, type Dirs, useModelServer } from "./helpers/cli.js";
+import { settings, startHarness } from "./helpers/server.js";
+import type { JournalEvent } from "../../extension/protocol/rpc.js";
 
 const server = useModelServer();
 
@@ -197,4 +199,51 @@ test("--max-tokens takes a whole number of tokens; anything else is a usage erro
     assert.match(r.stderr, /--max-tokens takes a whole number of tokens/);
   }
   assert.equal(server.requests.length, before);
+});
+
+test("over RPC (the panel's harness): end carries usage and the thread's total, threads/state has it, and the settings' token budget caps a run", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const h = startHarness();
+  try {
+    await h.request("harness/initialize", {
+      dataDir,
+      settings: settings(server.url, {
+        models: [{ name: "gpt-4o", model: "gpt-4o", base_url: server.url, pricing_provider: "openai" }],
+        default_model: "gpt-4o",
+        token_budget: { max_tokens_per_run: 2000 },
+      }),
+    });
+    // Replies by the prompt; a request without tools is not the lead's (memory's extraction, when on).
+    server.setScript((req) => {
+      if (!req.body?.tools?.length) return { content: "{}" };
+      const last = [...(req.body.messages ?? [])].reverse().find((m) => m.role === "user");
+      const prompt = last ? textOf(last) : "";
+      if (prompt.includes("RPC-ONE")) return { content: "One.", usage: { prompt_tokens: 1000, completion_tokens: 100, prompt_tokens_details: { cached_tokens: 400 }, completion_tokens_details: { reasoning_tokens: 30 } } };
+      return { content: "Two, and long.", toolCalls: [ls], usage: { prompt_tokens: 1900, completion_tokens: 100 } };
+    });
+    const { thread_id: threadId } = await h.request("threads/create", { workspaceFolder: workspace });
+    const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: workspace, threadId, afterSeq: 0 });
+    const one = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt: "RPC-ONE" });
+    const end1 = (await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === one.run_id)) as JournalEvent & { event: "end" };
+    assert.equal(end1.data.status, "success");
+    assert.deepEqual(end1.data.usage, { input_tokens: 1000, output_tokens: 100, total_tokens: 1100, cached_tokens: 400, reasoning_tokens: 30, cost: { amount: gpt4oCost(1000, 400, 100), currency: "USD" } });
+    assert.equal(end1.data.thread_usage?.runs, 1);
+
+    const two = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt: "RPC-TWO" });
+    const end2 = (await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === two.run_id)) as JournalEvent & { event: "end" };
+    assert.equal(end2.data.status, "success");
+    assert.equal(end2.data.stop_reason, "token_capped", "2,000 tokens reached by the settings' budget");
+    const total = end2.data.thread_usage!.total;
+    assert.deepEqual({ ...total, cost: undefined }, { input_tokens: 2900, output_tokens: 200, total_tokens: 3100, cached_tokens: 400, reasoning_tokens: 30, cost: undefined });
+    assertCost(total.cost, gpt4oCost(1000, 400, 100) + gpt4oCost(1900, 0, 100));
+
+    const state = await h.request("threads/state", { workspaceFolder: workspace, threadId });
+    assert.deepEqual(state.usage, end2.data.thread_usage);
+    assert.equal(state.usage?.last_run?.run_id, two.run_id);
+    const answer = state.messages.at(-1)!;
+    assert.equal(answer.type, "ai");
+    assert.match(JSON.stringify(answer.content), /\[TOKEN BUDGET EXCEEDED\] The total token usage \(2,000\) has exceeded the safety limit \(2,000\)/);
+  } finally {
+    await h.close();
+  }
 });

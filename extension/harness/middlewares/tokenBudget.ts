@@ -3,13 +3,12 @@
  * cap, and the one owner of DeerFlow's "[TOKEN BUDGET EXCEEDED] …" hard stop (the subagents'
  * budget, subagents/budget.ts, uses the same answer).
  *
- * Counting: THIS run's tokens only. `beforeAgent` notes what the thread's earlier runs already
- * used (every AI message's input/output, every subagent result already in the history); after
- * each model reply the growth since then is the run's usage. As in DeerFlow a message is counted
- * by how much it grew, so a subagent's usage that TokenUsage folds into the dispatching AI
- * message later is counted then. A `task` result that carries `subagent_token_usage` and was not
- * folded (`subagent_token_usage_attributed`) is counted from the result itself: lead and
- * subagents together, each token once.
+ * Counting: THIS run's tokens only. `beforeAgent` notes what the thread's messages already held
+ * (every AI message's input + output, every subagent result's usage); after each model reply the
+ * run's usage is how much the messages grew past that (DeerFlow's seen-map). A `task` result that
+ * carries `subagent_token_usage` counts it until TokenUsage folds it into the dispatching AI
+ * message (`subagent_token_usage_attributed`), and the AI message counts it from then on: lead
+ * and subagents together, each token once.
  *
  * The hard stop, as DeerFlow: once the run used `maxTokens` (input + output), the model's answer
  * loses its tool calls, DeerFlow's text is appended, `finish_reason` becomes "stop" and the answer
@@ -69,22 +68,23 @@ function tokensOf(m: BaseMessage): number {
   return 0;
 }
 
+/** Each message's tokens as they stand (the `baseline` of runTokens), keyed by id (by position when it has none). */
+export function tokensByMessage(messages: readonly BaseMessage[]): Map<string, number> {
+  return new Map(messages.map((m, i) => [m.id ?? `#${i}`, tokensOf(m)]));
+}
+
 /**
- * Tokens used since `seen` was filled, by message growth (DeerFlow's seen-map). `seen` is updated.
- * A message without an id cannot be told apart from an earlier copy: keyed by position.
+ * Tokens this run used: how much each message has grown past `baseline` (what the thread's
+ * messages held when the run started). A sum over what the messages say now, not an accumulator:
+ * when TokenUsage folds a subagent's usage into its dispatching AI message, the AI message grows
+ * by exactly what its `task` result stops counting, and the total stays the same.
  */
-export function runTokens(messages: readonly BaseMessage[], seen: Map<string, number>): number {
-  let grew = 0;
+export function runTokens(messages: readonly BaseMessage[], baseline: ReadonlyMap<string, number>): number {
+  let used = 0;
   messages.forEach((m, i) => {
-    const key = m.id ?? `#${i}`;
-    const now = tokensOf(m);
-    const before = seen.get(key) ?? 0;
-    if (now > before) {
-      grew += now - before;
-      seen.set(key, now);
-    }
+    used += Math.max(0, tokensOf(m) - (baseline.get(m.id ?? `#${i}`) ?? 0));
   });
-  return grew;
+  return used;
 }
 
 export interface TokenBudgetOptions {
@@ -93,20 +93,17 @@ export interface TokenBudgetOptions {
 }
 
 export function tokenBudgetMiddleware(o: TokenBudgetOptions) {
-  // One agent per run (runs/worker.ts), but reset in beforeAgent all the same.
-  const seen = new Map<string, number>();
-  let used = 0;
+  // One agent per run (runs/worker.ts); beforeAgent sets it for each run all the same.
+  let baseline = new Map<string, number>();
   return createMiddleware({
     name: "TokenBudgetMiddleware",
     beforeAgent: (state) => {
-      seen.clear();
-      used = 0;
-      runTokens(state.messages, seen); // the earlier runs': not this run's budget
+      baseline = tokensByMessage(state.messages); // the earlier runs': not this run's budget
       return undefined;
     },
     afterModel: (state) => {
       if (o.maxTokens <= 0) return undefined;
-      used += runTokens(state.messages, seen);
+      const used = runTokens(state.messages, baseline);
       const last = state.messages.at(-1);
       if (!last || !AIMessage.isInstance(last) || used < o.maxTokens) return undefined;
       return { messages: [tokenCappedAnswer(last, used, o.maxTokens)] };
