@@ -51,7 +51,15 @@ describe(`DeerFlow: Compact Thread in VS Code (code-server ${defaultCodeServer()
   });
 
   const step = failureCapture(() => df, "compact-");
-  const toast = (text: string | RegExp) => df!.page.locator(".notifications-toasts .notification-list-item", { hasText: text });
+  /**
+   * A notification the command showed, read in the notification center: a toast may hide before
+   * it is read (1.100 hides an info toast behind an earlier error one), the center keeps them all.
+   */
+  const notification = async (text: string | RegExp, what: string) => {
+    await runCommand(df!.page, "Notifications: Show Notifications");
+    await shows(df!.page.locator(".notifications-center .notification-list-item", { hasText: text }), what);
+    await runCommand(df!.page, "Notifications: Hide Notifications");
+  };
 
   test("a failing summary model is an error message; then the thread compacts, the panel keeps every message, the next request uses the summary", () =>
     step("compact", async () => {
@@ -65,15 +73,15 @@ describe(`DeerFlow: Compact Thread in VS Code (code-server ${defaultCodeServer()
       await shows(panel.status("success"), "the second run done");
 
       await runCommand(page, "DeerFlow: Compact Thread");
-      await shows(toast(/DeerFlow: Summary generation failed: .*summary backend down/), "the summary model's failure as an error message");
+      await notification(/DeerFlow: Summary generation failed: .*summary backend down/, "the summary model's failure as an error message");
       await screenshot(page, "compact-01-failed");
       assert.ok(model.requests.some(isSummary), "the harness asked the model for a summary");
 
       summaryReply = { content: SUMMARY };
       await runCommand(page, "DeerFlow: Compact Thread");
       // h1, a1 summarized; the current request h2 and its answer stay in full (keep 2).
-      await shows(
-        toast("DeerFlow: thread compacted. 2 older messages are summarized for the model; the last 2 stay in full. Every message is still in the thread."),
+      await notification(
+        "DeerFlow: thread compacted. 2 older messages are summarized for the model; the last 2 stay in full. Every message is still in the thread.",
         "the compaction's result",
       );
       for (const [role, text] of [["human", "Tell me about the moon."], ["ai", "The moon answer."], ["human", "Tell me about the sun."], ["ai", "The sun answer."]] as const) {
