@@ -268,3 +268,38 @@ test("harness server: debounced extraction after a run, memory/get|set|clear, a 
     await h.close();
   }
 });
+
+test("a compaction flushes the messages it summarizes into memory first (DeerFlow's memory_flush_hook)", async () => {
+  const d = sandboxDirs();
+  writeFileSync(
+    join(d.dataDir, "config.json"),
+    JSON.stringify({
+      models: [{ name: "main", model: "scripted-main", base_url: server.url }],
+      default_model: "main",
+      summarization: { trigger: [{ type: "messages", value: 6 }], keep: { type: "messages", value: 1 } },
+    }),
+  );
+  const ls = (id: string): ScriptedReply => ({ toolCalls: [{ id, name: "ls", args: { description: "list", path: "/mnt/user-data/workspace" } }] });
+  const replies = [ls("call_one"), { content: "Answer one." }, ls("call_two"), { content: "Answer two." }];
+  let lead = 0;
+  const isSummary = (req: RecordedRequest) => (req.body?.messages ?? []).length === 1 && textOf(req.body!.messages![0]).includes("Messages to summarize:");
+  const s: ScriptFn = (req) => (isExtraction(req) ? update([]) : isSummary(req) ? { content: "Earlier: the user asked about the first listing." } : replies[lead++]);
+  const thread = randomUUID();
+  const first = async (prompt: string) => {
+    server.setScript(s);
+    const from = server.requests.length;
+    const r = await runCli(["run", "--workspace", d.workspace, "--data-dir", d.dataDir, "--thread", thread, "--prompt", prompt]);
+    assert.equal(r.code, 0, r.stderr);
+    return server.requests.slice(from);
+  };
+  const one = await first("First question, about the listing.");
+  assert.equal(one.filter(isExtraction).length, 1, "the first run's conversation");
+  const two = await first("Second question.");
+  assert.ok(two.some(isSummary), "the second run crossed the trigger and summarized");
+  const extractions = two.filter(isExtraction).map((q) => conversationOf(extractionInput(q)));
+  assert.equal(extractions.length, 2, "the flushed slice and the run's conversation, each extracted");
+  const flushed = extractions.find((c) => !c.includes("Answer two."));
+  assert.ok(flushed, `one extraction holds only what was summarized: ${extractions.join("\n----\n")}`);
+  assert.match(flushed, /User: First question, about the listing\./);
+  assert.match(flushed, /Assistant: Answer one\./);
+});

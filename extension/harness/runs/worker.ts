@@ -89,6 +89,9 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     const before = await snapshotOutputs(ctx.dirs, controller.signal);
     // What the file tools write is recorded with its before-content, for review and revert.
     tracker = manager.changes ? new TrackedFiles(new HostFiles(ctx.dirs), { store: manager.changes, dirs: ctx.dirs, runId: run.run_id }) : undefined;
+    const memory = s.memory
+      ? memoryRunHooks(s.memory.service, ctx.threadId, { name: ctx.model.name, ...(ctx.model.adHoc && ctx.model.baseURL ? { baseURL: ctx.model.baseURL } : {}) }, s.memory.onQueued)
+      : undefined;
     const agent = buildLeadAgent({
       model: createChatModel(ctx.model, { ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}), ...thinkingFromContext(ctx.context) }),
       supportsVision: ctx.model.supportsVision,
@@ -101,9 +104,9 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       checkpointer: s.checkpointer,
       planMode: ctx.planMode,
       ...(ctx.subagents ? { subagents: { settings: ctx.subagents, modelName: ctx.model.name } } : {}),
-      ...(s.memory
-        ? { memory: memoryRunHooks(s.memory.service, ctx.threadId, { name: ctx.model.name, ...(ctx.model.adHoc && ctx.model.baseURL ? { baseURL: ctx.model.baseURL } : {}) }, s.memory.onQueued) }
-        : {}),
+      // Memory (issue 15): injection, extraction after the turn, and DeerFlow's memory_flush_hook —
+      // what a compaction is about to summarize is queued for extraction first (lead only).
+      ...(memory ? { memory, beforeSummarize: (messages: BaseMessage[]) => Promise.resolve(memory.flush(messages)) } : {}),
       ...(ctx.maxTokensPerRun ? { maxTokensPerRun: ctx.maxTokensPerRun } : {}),
       ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.apiKey) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),

@@ -12,7 +12,9 @@
  */
 import type { RequestParams, RequestResult } from "../../protocol/rpc.js";
 import { MemoryService } from "../memory/service.js";
-import type { MemoryWiring } from "../memory/hooks.js";
+import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
+import type { MemoryRunModel } from "../memory/service.js";
+import type { BaseMessage } from "@langchain/core/messages";
 import { clearMemory, parseMemory, readMemory, writeMemory } from "../memory/store.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
@@ -53,6 +55,17 @@ export class ServerMemory {
   wiring(): MemoryWiring | undefined {
     if (!this.session.config.memory.enabled) return undefined;
     return { service: this.service, onQueued: () => this.schedule() };
+  }
+
+  /**
+   * For a manual compaction (threads/compact): the memory flush of what it summarizes, while
+   * memory is on (DeerFlow's memory_flush_hook). `model`: the thread's run model.
+   */
+  beforeSummarize(threadId: string, model: MemoryRunModel): ((messages: BaseMessage[]) => Promise<void>) | undefined {
+    const wiring = this.wiring();
+    if (!wiring) return undefined;
+    const hooks = memoryRunHooks(wiring.service, threadId, model, wiring.onQueued);
+    return (messages) => Promise.resolve(hooks.flush(messages));
   }
 
   get(): RequestResult<"memory/get"> {
