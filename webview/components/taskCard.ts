@@ -55,6 +55,17 @@ function str(v: unknown): string | null {
   return typeof v === "string" && v.trim() ? v : null;
 }
 
+/** A string argument already complete in the streamed (partial JSON) arguments. */
+function partialArg(argsText: string, key: string): string | null {
+  const m = new RegExp(`"${key}"\\s*:\\s*"((?:[^"\\\\]|\\\\.)*)"`).exec(argsText);
+  if (!m) return null;
+  try {
+    return str(JSON.parse(`"${m[1]}"`));
+  } catch {
+    return null;
+  }
+}
+
 const SUBAGENT_STATUSES = new Set<string>(["completed", "failed", "cancelled", "timed_out"]);
 
 export function cardStatus(c: ToolCallView, runEnded: boolean): CardStatus {
@@ -154,8 +165,8 @@ export function patchTaskCard(card: HTMLElement, c: ToolCallView, ctx: TaskCardC
 
   const args = c.args ?? {};
   const state = cardStatus(c, ctx.runEnded);
-  const description = c.task?.description ?? str(args.description) ?? "Subagent task";
-  const subagentType = c.task?.subagentType ?? str(args.subagent_type) ?? "";
+  const description = c.task?.description ?? str(args.description) ?? partialArg(c.argsText, "description") ?? "Subagent task";
+  const subagentType = c.task?.subagentType ?? str(args.subagent_type) ?? partialArg(c.argsText, "subagent_type") ?? "";
   card.dataset.status = state;
   card.dataset.subagentType = subagentType;
   card.className = `task-card task-${state}`;
