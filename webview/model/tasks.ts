@@ -8,9 +8,10 @@
  * the lead's (messages.ts), so the subagent's tool calls stream, pair with their results and
  * replay after a reload exactly as the lead's do.
  *
- * The TaskView lives in `ThreadView.tasks` and is copied onto its `task` call (ToolCallView.task):
- * the row that owns the call is replaced, so the virtual list re-renders that one row, as a token
- * does. A task whose events are not in view (a finished run after a reload: the snapshot has the
+ * The TaskView lives in `ThreadView.tasks` and is copied onto its `task` call (ToolCallView.task)
+ * once per batch of journal events (attachTasks, called by threadView.applyEvents): the row that
+ * owns the call is replaced, so the virtual list re-renders that one row, and a batch of a
+ * subagent's chunks copies the thread's message list once, not once per chunk. A task whose events are not in view (a finished run after a reload: the snapshot has the
  * call and its result only) is drawn from the call's arguments and the result's `subagent_*`
  * fields instead (components/taskCard.ts).
  */
@@ -93,7 +94,7 @@ export function isTaskEvent(data: Record<string, unknown>): boolean {
   return typeof data.task_id === "string" && data.task_id !== "" && typeof data.type === "string" && data.type.startsWith("task_");
 }
 
-/** Folds one subagent event into the thread: its TaskView, and the owning `task` call's copy of it. */
+/** Folds one subagent event into its TaskView (`ThreadView.tasks`); attachTasks then shows it. */
 export function applyTaskEvent(t: ThreadView, data: Record<string, unknown>): ThreadView {
   const id = data.task_id as string;
   const prev = t.tasks.get(id);
@@ -101,16 +102,24 @@ export function applyTaskEvent(t: ThreadView, data: Record<string, unknown>): Th
   if (next === prev) return t;
   const tasks = new Map(t.tasks);
   tasks.set(id, next);
-  return attachTask({ ...t, tasks }, next);
+  return { ...t, tasks };
 }
 
-/** Puts `task` on its call in the owning message (one row replaced), when that message is in view. */
-function attachTask(t: ThreadView, task: TaskView): ThreadView {
-  const owner = t.callOwner.get(task.id);
-  const at = owner === undefined ? undefined : t.index.get(owner);
-  const msg = at === undefined ? undefined : t.messages[at];
-  if (!msg || at === undefined) return t;
-  const messages = t.messages.slice();
-  messages[at] = { ...msg, toolCalls: msg.toolCalls.map((c) => (c.id === task.id ? { ...c, task } : c)) };
-  return { ...t, messages };
+/**
+ * Puts each task's current view on its call in the owning message (one copy of the message list,
+ * one row replaced per owner), for the calls in view whose copy is not current.
+ */
+export function attachTasks(t: ThreadView, ids: Iterable<string>): ThreadView {
+  let messages: ThreadView["messages"][number][] | undefined;
+  for (const id of ids) {
+    const task = t.tasks.get(id);
+    const owner = t.callOwner.get(id);
+    const at = owner === undefined ? undefined : t.index.get(owner);
+    if (!task || at === undefined) continue;
+    const msg = (messages ?? t.messages)[at];
+    if (!msg || !msg.toolCalls.some((c) => c.id === id && c.task !== task)) continue;
+    messages ??= t.messages.slice();
+    messages[at] = { ...msg, toolCalls: msg.toolCalls.map((c) => (c.id === id ? { ...c, task } : c)) };
+  }
+  return messages ? { ...t, messages } : t;
 }

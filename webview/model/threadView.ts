@@ -7,7 +7,7 @@
 import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
 import { appendError, applyChunk, buildMessages, dropStreaming, endStreaming, isRecord, upsertMessage } from "./messages.js";
-import { applyTaskEvent, isTaskEvent } from "./tasks.js";
+import { applyTaskEvent, attachTasks, isTaskEvent } from "./tasks.js";
 import { NO_USAGE, usageAfterEnd, usageFromState } from "./usage.js";
 import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
 
@@ -55,11 +55,14 @@ export function fromState(s: ThreadStateView): ThreadView {
 
 export function applyEvents(t: ThreadView, events: readonly JournalEvent[]): ThreadView {
   let out = t;
+  let tasks: Set<string> | undefined;
   for (const e of events) {
     if (typeof e.seq !== "number" || e.seq <= out.lastSeq) continue;
     out = { ...applyEvent(out, e), lastSeq: e.seq };
+    if (e.event === "custom" && isTaskEvent(e.data)) (tasks ??= new Set()).add(e.data.task_id as string);
   }
-  return out;
+  // Subagent views reach their cards once per batch (model/tasks.ts).
+  return tasks ? attachTasks(out, tasks) : out;
 }
 
 function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
