@@ -5,26 +5,38 @@
  * part of it away (the `beforeSummarize` flush). Subagents get none: DeerFlow's flush is lead only.
  */
 import type { BaseMessage } from "@langchain/core/messages";
+import { HumanMessage } from "@langchain/core/messages";
+import { tokenCounterFor } from "../models/tokenCount.js";
 import { conversationFor } from "./conversation.js";
 import type { MemoryRunModel, MemoryService } from "./service.js";
 
 export interface MemoryRunHooks {
-  injection(): string;
+  /** The `<memory>` reminder, counted with the run model's tokenizer where one is known (models/tokenCount.ts). */
+  injection(): Promise<string>;
   /** The thread's conversation so far, after a run: replaces what the thread had waiting. */
   afterRun(messages: readonly BaseMessage[]): void;
   /** Messages about to be summarized: queued on their own, never merged. */
   flush(messages: readonly BaseMessage[]): void;
 }
 
-export function memoryRunHooks(service: MemoryService, threadId: string, model: MemoryRunModel, onQueued?: () => void): MemoryRunHooks {
+/** `modelId`: the provider's model id, which picks the tokenizer for the injection budget. */
+export function memoryRunHooks(service: MemoryService, threadId: string, model: MemoryRunModel & { modelId?: string }, onQueued?: () => void): MemoryRunHooks {
+  const { modelId, ...queued } = model;
   return {
-    injection: () => service.injection(),
+    injection: async () => {
+      if (!modelId) return service.injection();
+      // No tokenizer (its table failed to load): the estimate; memory never fails a run.
+      const count = await tokenCounterFor(modelId).catch(() => undefined);
+      if (!count) return service.injection();
+      // The counter adds a message's framing (a few tokens); the block is one message anyway.
+      return service.injection((text) => count([new HumanMessage(text)]));
+    },
     afterRun: (messages) => {
-      service.enqueue(threadId, "conversation", conversationFor(messages), model);
+      service.enqueue(threadId, "conversation", conversationFor(messages), queued);
       onQueued?.();
     },
     flush: (messages) => {
-      service.enqueue(threadId, "flush", conversationFor(messages), model);
+      service.enqueue(threadId, "flush", conversationFor(messages), queued);
       onQueued?.();
     },
   };

@@ -86,9 +86,9 @@ export class MemoryService {
   }
 
   /** The hidden `<memory>` reminder for a thread's first request; "" when memory is empty or unreadable (logged: a broken file never fails a run). */
-  injection(): string {
+  injection(counter?: TokenCounter): string {
     try {
-      const body = renderMemory(readMemory(this.o.dataDir), this.settings.max_injection_tokens, this.o.counter ?? estimateTokens);
+      const body = renderMemory(readMemory(this.o.dataDir), this.settings.max_injection_tokens, counter ?? this.o.counter ?? estimateTokens);
       return body ? memoryReminder(body) : "";
     } catch (err) {
       this.o.log.warn(`memory: not injected: ${errorMessage(err)}`);

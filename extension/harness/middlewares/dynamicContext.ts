@@ -50,7 +50,7 @@ const memoryState = new StateSchema({ _memory_context: z.string().nullable().opt
 export interface DynamicContextOptions {
   clock?: () => Date;
   /** Memory is on for this run: the reminder for a thread's first run (memory/hooks.ts). */
-  memory?: { injection(): string };
+  memory?: { injection(): Promise<string> };
 }
 
 export function dynamicContextMiddleware(options: DynamicContextOptions = {}) {
@@ -59,12 +59,12 @@ export function dynamicContextMiddleware(options: DynamicContextOptions = {}) {
   return createMiddleware({
     name: "DynamicContextMiddleware",
     stateSchema: memoryState,
-    beforeAgent: (state) => {
+    beforeAgent: async (state) => {
       const s = state as { messages?: BaseMessage[]; _memory_context?: string | null };
       if (!memory || typeof s._memory_context === "string") return undefined;
       // Not the thread's first run: it never had memory, and must not start now (prefix stability).
       const first = !(s.messages ?? []).some((m) => AIMessage.isInstance(m));
-      return { _memory_context: first ? memory.injection() : "" };
+      return { _memory_context: first ? await memory.injection() : "" };
     },
     wrapModelCall: (request, handler) => {
       const messages = [...request.messages];

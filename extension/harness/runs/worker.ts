@@ -90,7 +90,12 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // What the file tools write is recorded with its before-content, for review and revert.
     tracker = manager.changes ? new TrackedFiles(new HostFiles(ctx.dirs), { store: manager.changes, dirs: ctx.dirs, runId: run.run_id }) : undefined;
     const memory = s.memory
-      ? memoryRunHooks(s.memory.service, ctx.threadId, { name: ctx.model.name, ...(ctx.model.adHoc && ctx.model.baseURL ? { baseURL: ctx.model.baseURL } : {}) }, s.memory.onQueued)
+      ? memoryRunHooks(
+          s.memory.service,
+          ctx.threadId,
+          { name: ctx.model.name, modelId: ctx.model.model, ...(ctx.model.adHoc && ctx.model.baseURL ? { baseURL: ctx.model.baseURL } : {}) },
+          s.memory.onQueued,
+        )
       : undefined;
     const agent = buildLeadAgent({
       model: createChatModel(ctx.model, { ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}), ...thinkingFromContext(ctx.context) }),
