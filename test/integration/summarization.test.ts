@@ -8,7 +8,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { RecordedRequest, RequestMessage, ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
 import { textOf } from "../fixtures/requests.js";
-import { cliState, runCli, sandboxDirs, useModelServer } from "./helpers/cli.js";
+import { cliState, runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
+import { errorOf, settings, startHarness } from "./helpers/server.js";
 import type { Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
@@ -270,4 +271,61 @@ test("durable context after compaction: the todo list, presented artifacts and t
   assertPairsIntact(req.body!.messages!);
   const s = await cliState(d, "t-durable");
   assert.equal(s.messages.filter((m: { type: string }) => m.type === "tool").length, 4, "every tool result is still in the thread");
+});
+
+test("compact refuses while a run is active on the thread (the run system's lock) and the run finishes unharmed", async () => {
+  const d = sandboxDirs();
+  configure(d, { trigger: [], keep: { type: "messages", value: 1 } });
+  const gate = server.gate("busy-compact");
+  let lead = 0;
+  server.setScript((req) => (isSummary(req) ? { content: "SUMMARY-BUSY" } : [{ content: "One." }, { content: "Held answer.", gate: { until: gate } }][lead++]));
+  assert.equal((await run(d, "t-busy", "first question")).code, 0);
+  const running = spawnCli(["run", ...base(d), "--thread", "t-busy", "--prompt", "second question"]);
+  await server.waitForGate("busy-compact");
+  const refused = await runCli(["compact", ...base(d), "--thread", "t-busy"]);
+  assert.equal(refused.code, 1);
+  assert.match(refused.stderr, /deerflow compact: .*(busy|active)/i);
+  gate.open();
+  const done = await running.done;
+  assert.equal(done.code, 0, done.stderr);
+  const s = await cliState(d, "t-busy");
+  assert.equal(s.summary_text, null);
+  assert.equal(s.messages.at(-1).content, "Held answer.");
+  // Once the run has ended, the same compaction goes through.
+  const ok = await runCli(["compact", ...base(d), "--thread", "t-busy"]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(ok.lines[0]?.summary_text, "SUMMARY-BUSY");
+});
+
+test("threads/compact over RPC: summary_failed when the model fails, the summary otherwise; the summarization settings travel", async () => {
+  const d = sandboxDirs();
+  const h = startHarness();
+  try {
+    let fail = true;
+    let lead = 0;
+    server.setScript((req) => (isSummary(req) ? (fail ? { error: { status: 500 } } : { content: "SUMMARY-RPC" }) : { content: `Answer ${++lead}.` }));
+    // triggerTokens 0: no automatic summary; keep 1 message in full.
+    await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url, { summarization: { enabled: true, trigger_tokens: 0, keep_messages: 1 } }) });
+    const workspaceFolder = d.workspace;
+    const thread = await h.request("threads/create", { workspaceFolder });
+    const sub = await h.request("events/subscribe", { workspaceFolder, threadId: thread.thread_id, afterSeq: 0 });
+    for (const prompt of ["first question", "second question"]) {
+      const started = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt });
+      await h.waitEvent(sub.subscriptionId, (e) => e.run_id === started.run_id && e.event === "end");
+    }
+    assert.equal(server.requests.slice(-2).filter(isSummary).length, 0, "no automatic summary with triggerTokens 0");
+    const err = await errorOf(h.request("threads/compact", { workspaceFolder, threadId: thread.thread_id }));
+    assert.equal(err.data?.code, "summary_failed");
+    assert.match(err.message, /Summary generation failed: scripted: /);
+    fail = false;
+    const ok = await h.request("threads/compact", { workspaceFolder, threadId: thread.thread_id });
+    assert.equal(ok.compacted, true);
+    assert.equal(ok.summary_text, "SUMMARY-RPC");
+    // keep 1: [h1, a1, h2, a2] is cut before a2; h2, the latest request, is kept.
+    assert.deepEqual([ok.summarized, ok.preserved], [2, 2]);
+    const state = await h.request("threads/state", { workspaceFolder, threadId: thread.thread_id });
+    assert.equal(state.messages.length, 4, "the panel's view still has every message");
+  } finally {
+    await h.close();
+  }
 });
