@@ -20,7 +20,7 @@ const USAGE = `Usage:
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
                    [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
-                   [--max-tokens N] [--data-dir DIR]
+                   [--max-tokens N] [--no-memory] [--data-dir DIR]
                    --max-tokens caps the run's tokens (input + output, subagents included; config
                    key token_budget.max_tokens_per_run; 0 = none): at N the answer's tool calls
                    are dropped and the run ends with stop_reason "token_capped".
