@@ -60,4 +60,17 @@ describe("settings", () => {
     await cfg().update("subagents.enabled", undefined, vscode.ConfigurationTarget.Global);
     await off;
   });
+
+  it("maxTokensPerRun reaches the harness as its token budget; 0 is no budget", async () => {
+    const api = await deerflow();
+    await harnessReady(api);
+    assert.equal(cfg().get("maxTokensPerRun"), 0);
+    const on = next(api.harness.onDidConfigure, (c) => c.settings.token_budget?.max_tokens_per_run === 5000, "harness/configure with a 5,000-token budget");
+    await cfg().update("maxTokensPerRun", 5000, vscode.ConfigurationTarget.Global);
+    await on;
+    const off = next(api.harness.onDidConfigure, (c) => c.settings.token_budget === undefined, "harness/configure without a budget");
+    await cfg().update("maxTokensPerRun", 0, vscode.ConfigurationTarget.Global);
+    await off;
+    await cfg().update("maxTokensPerRun", undefined, vscode.ConfigurationTarget.Global);
+  });
 });
