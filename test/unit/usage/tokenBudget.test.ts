@@ -4,6 +4,8 @@ import assert from "node:assert/strict";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { budgetExceededMessage, runTokens, tokenCappedAnswer, tokensByMessage } from "../../../extension/harness/middlewares/tokenBudget.js";
 import { budgetExceededMessage as subagentWording } from "../../../extension/harness/subagents/budget.js";
+import { buildMiddlewareChain } from "../../../extension/harness/agent/middlewareChain.js";
+import { chatModel, threadFixture } from "../middlewares/helpers.js";
 
 const ai = (id: string, input: number, output: number, extra: Partial<ConstructorParameters<typeof AIMessage>[0] & object> = {}) =>
   new AIMessage({ id, content: "", usage_metadata: { input_tokens: input, output_tokens: output, total_tokens: input + output }, ...extra });
@@ -51,4 +53,15 @@ test("the hard stop: tool calls stripped (and their provider copy), the note app
   // An earlier guard's stop reason stands.
   const length = ai("m10", 1, 1, { content: "cut", additional_kwargs: { stop_reason: "model_length_capped" } });
   assert.equal(tokenCappedAnswer(length, 9, 5).additional_kwargs.stop_reason, "model_length_capped");
+});
+
+test("TokenBudget sits at slot [29]: after LoopDetection, before TerminalResponse; only with a budget above 0", () => {
+  const { dirs, blobs } = threadFixture();
+  const base = { dirs, blobs, model: chatModel("http://127.0.0.1:9/v1"), supportsVision: false, planMode: false };
+  assert.ok(!buildMiddlewareChain(base).some((m) => m.name === "TokenBudgetMiddleware"));
+  assert.ok(!buildMiddlewareChain({ ...base, tokenBudget: { maxTokens: 0 } }).some((m) => m.name === "TokenBudgetMiddleware"));
+  const names = buildMiddlewareChain({ ...base, tokenBudget: { maxTokens: 1000 } }).map((m) => m.name);
+  const at = (n: string) => names.indexOf(n);
+  assert.ok(at("LoopDetectionMiddleware") >= 0 && at("LoopDetectionMiddleware") < at("TokenBudgetMiddleware"), names.join(", "));
+  assert.ok(at("TokenBudgetMiddleware") < at("TerminalResponseMiddleware"), names.join(", "));
 });
