@@ -26,7 +26,7 @@
  * Graph overhead: one `beforeModel` node, and only when automatic summarization is enabled; the
  * request shaping is a wrapper, not a node.
  */
-import { createMiddleware } from "langchain";
+import { countTokensApproximately, createMiddleware } from "langchain";
 import { HumanMessage, ToolMessage, AIMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -160,6 +160,25 @@ function triggerMessages(state: SummaryState): BaseMessage[] {
 
 const fractionWarned = new Set<string>();
 
+/**
+ * Below this share of the lowest token threshold, the chars/4 estimate decides alone. A real
+ * tokenizer costs (o200k_base: ~1.5 s to load, ~70 MB of heap), and most turns are far from any
+ * threshold; chars/4 undercounts at worst about 4× (CJK text is ~1 token a character), so 1/5
+ * leaves margin.
+ */
+const PRECISE_FROM = 0.2;
+
+/** The tokens the model would be sent: estimated while far below every token trigger, counted with the model's tokenizer near one. */
+async function measuredTokens(messages: BaseMessage[], o: SummarizationOptions): Promise<number> {
+  const thresholds = o.settings.trigger.flatMap((t) =>
+    t.type === "tokens" ? [t.value] : t.type === "fraction" && o.contextWindow !== undefined ? [t.value * o.contextWindow] : [],
+  );
+  if (thresholds.length === 0) return 0;
+  const estimate = countTokensApproximately(messages);
+  if (estimate < Math.min(...thresholds) * PRECISE_FROM) return estimate;
+  return (await tokenCounterFor(o.tokenModel))(messages);
+}
+
 /** Any trigger crossed (DeerFlow's OR semantics). */
 export function shouldSummarize(messages: BaseMessage[], tokens: number, triggers: TriggerSize[], contextWindow: number | undefined, modelId: string): boolean {
   for (const t of triggers) {
@@ -189,11 +208,11 @@ export async function compactState(
   o: SummarizationOptions,
   opts: { force: boolean; raiseOnFailure: boolean; signal?: AbortSignal; onFailure?: (attempts: string[]) => void },
 ): Promise<Compaction | null> {
-  const countTokens = await tokenCounterFor(o.tokenModel);
   if (!opts.force) {
     const measured = triggerMessages(state);
-    if (!shouldSummarize(measured, countTokens(measured), o.settings.trigger, o.contextWindow, o.tokenModel)) return null;
+    if (!shouldSummarize(measured, await measuredTokens(measured, o), o.settings.trigger, o.contextWindow, o.tokenModel)) return null;
   }
+  const countTokens = await tokenCounterFor(o.tokenModel);
   const plan = planCompaction(state.messages, state.summary_upto, o.settings.keep, countTokens);
   if (!plan) return null;
   const built = buildSummaryPrompt(plan.toSummarize, state.summary_text, { summaryPrompt: o.settings.summaryPrompt, trimTokens: o.settings.trimTokensToSummarize, countTokens });

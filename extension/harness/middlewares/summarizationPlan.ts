@@ -95,9 +95,25 @@ export function isSafeCutoff(messages: readonly BaseMessage[], index: number): b
 }
 
 /**
+ * The index of the latest AI message when some of its tool calls have no result yet (a turn
+ * paused on the user's approval, or still running): its results are still to come, so the cut
+ * must stay before it. -1 otherwise. Older unanswered calls (a crashed run's) are history.
+ */
+export function pendingCallsIndex(messages: readonly BaseMessage[]): number {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (!AIMessage.isInstance(messages[i])) continue;
+    const ids = toolCallIds(messages[i]!);
+    const answered = new Set(messages.slice(i + 1).filter((m) => ToolMessage.isInstance(m)).map((m) => (m as ToolMessage).tool_call_id));
+    return ids.some((id) => !answered.has(id)) ? i : -1;
+  }
+  return -1;
+}
+
+/**
  * DeerFlow/LangChain `_determine_cutoff_index`: keep the last `keep.value` messages (or the
  * longest tail within `keep.value` tokens), then move the cut back until it separates no tool call
- * from its result. 0 means nothing can be summarized.
+ * from its result, including results still to come (`pendingCallsIndex`). 0 means nothing can be
+ * summarized.
  */
 export function determineCutoff(messages: readonly BaseMessage[], keep: KeepSize, countTokens: TokenCounter): number {
   let candidate: number;
@@ -116,6 +132,8 @@ export function determineCutoff(messages: readonly BaseMessage[], keep: KeepSize
     }
     candidate = lo;
   }
+  const pending = pendingCallsIndex(messages);
+  if (pending >= 0) candidate = Math.min(candidate, pending);
   for (let i = candidate; i > 0; i--) if (isSafeCutoff(messages, i)) return i;
   return 0;
 }

@@ -72,9 +72,32 @@ export async function tokenCounterFor(model: string): Promise<TokenCounter> {
     encoders.set(name, enc);
   }
   const encoder = enc;
+  const counted = countsOf(name);
   logOnce(model, `token counts for model "${model}" use its tokenizer (js-tiktoken ${name})`);
   // Per message: the text's tokens plus the chat format's few tokens of framing (role, separators).
-  return (messages) => messages.reduce((sum, m) => sum + encoder.encode(messageText(m), [], []).length + 4, 0);
+  // A message is encoded once: the trigger is checked before every model call over the whole
+  // history, whose message objects live on through the run.
+  return (messages) =>
+    messages.reduce((sum, m) => {
+      let n = counted.get(m);
+      if (n === undefined) {
+        n = encoder.encode(messageText(m), [], []).length + 4;
+        counted.set(m, n);
+      }
+      return sum + n;
+    }, 0);
+}
+
+/** Per encoding: the token count of each message object seen (weak: gone with the message). */
+const countCaches = new Map<LoadedEncoding, WeakMap<BaseMessage, number>>();
+
+function countsOf(name: LoadedEncoding): WeakMap<BaseMessage, number> {
+  let cache = countCaches.get(name);
+  if (!cache) {
+    cache = new WeakMap();
+    countCaches.set(name, cache);
+  }
+  return cache;
 }
 
 function logOnce(model: string, line: string): void {

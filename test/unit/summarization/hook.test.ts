@@ -25,9 +25,12 @@ after(async () => {
 });
 
 const warnings: string[] = [];
-setDiagnostics({ info: () => undefined, warn: (m) => warnings.push(m) });
+const infos: string[] = [];
+setDiagnostics({ info: (m) => infos.push(m), warn: (m) => warnings.push(m) });
 
-function agentWith(beforeSummarize: ChainContext["beforeSummarize"]) {
+type Summarization = NonNullable<ChainContext["summarization"]>;
+
+function agentWith(beforeSummarize: ChainContext["beforeSummarize"], tune: (s: Summarization) => Summarization = (s) => s) {
   const { dirs, blobs } = threadFixture("hook");
   const model = chatModel(server.url);
   const ctx: ChainContext = {
@@ -37,11 +40,11 @@ function agentWith(beforeSummarize: ChainContext["beforeSummarize"]) {
     supportsVision: false,
     planMode: false,
     llmRetry: { maxAttempts: 1 },
-    summarization: {
+    summarization: tune({
       settings: { ...SUMMARIZATION_DEFAULTS, trigger: [{ type: "messages", value: 3 }], keep: { type: "messages", value: 1 }, trimTokensToSummarize: null },
       candidates: [{ name: "scripted", model }],
       tokenModel: "scripted",
-    },
+    }),
     ...(beforeSummarize ? { beforeSummarize } : {}),
   };
   return createAgent({ model, tools: [], systemPrompt: "You are DeerFlow.", stateSchema: ThreadStateSchema, middleware: buildMiddlewareChain(ctx), checkpointer: new MemorySaver() });
@@ -89,4 +92,17 @@ test("a hook that throws is logged, not fatal: the summary is still stored", asy
   assert.equal(out.error, undefined);
   assert.equal(out.values.summary_text, "SUMMARY-2");
   assert.ok(warnings.some((w) => w.includes("beforeSummarize hook failed: memory store offline")), warnings.join("\n"));
+});
+
+test("the model's tokenizer is loaded only near a token trigger: far below it the estimate decides", async () => {
+  infos.length = 0;
+  const withTokens = (value: number) => (s: Summarization): Summarization => ({ ...s, tokenModel: "gpt-4o-mini", settings: { ...s.settings, trigger: [{ type: "tokens", value }] } });
+  const far = agentWith(undefined, withTokens(1_000_000));
+  const quiet = await twoTurns(far, "t-far", { content: "unused" });
+  assert.equal(quiet.values.summary_text ?? null, null);
+  assert.ok(!infos.some((l) => l.includes("gpt-4o-mini")), "no tokenizer for a thread far below the trigger");
+  const near = agentWith(undefined, withTokens(15)); // [h1, a1, h2] are 3 × (2 + 4) = 18 tokens; h1 alone 6
+  const summarized = await twoTurns(near, "t-near", { content: "SUMMARY-NEAR" });
+  assert.equal(summarized.values.summary_text, "SUMMARY-NEAR");
+  assert.deepEqual(infos.filter((l) => l.includes("gpt-4o-mini")), ['token counts for model "gpt-4o-mini" use its tokenizer (js-tiktoken o200k_base)']);
 });

@@ -107,3 +107,12 @@ test("trim_tokens_to_summarize: new messages keep their start, an existing summa
   assert.ok(built.prompt.length < 1000);
   assert.deepEqual(buildSummaryPrompt([], null, { summaryPrompt: "{messages}", trimTokens: 10, countTokens: count }), { canned: NO_HISTORY_SUMMARY });
 });
+
+test("a turn waiting for its tool results (an approval) is never summarized apart from them", () => {
+  // h1, ai, h2, ai(call p) — p has no result yet: the cut stays before the waiting AI message.
+  const m = [human("h1"), ai("a1", [], "one"), human("h2"), ai("a2", ["p"])];
+  assert.equal(determineCutoff(m, { type: "messages", value: 0 }, count), 3);
+  // An older call a crashed run left unanswered is history: it does not hold the cut back.
+  const crashed = [human("h1"), ai("a1", ["lost"]), human("h2"), ai("a2", [], "two"), human("h3"), ai("a3", [], "three")];
+  assert.equal(determineCutoff(crashed, { type: "messages", value: 1 }, count), 5);
+});
