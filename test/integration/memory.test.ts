@@ -46,7 +46,7 @@ async function run(dirs: Dirs, s: ScriptFn, prompt: string, extra: string[] = []
   const first = server.requests.length;
   const threadId = extra.includes("--thread") ? extra[extra.indexOf("--thread") + 1]! : randomUUID();
   const args = extra.includes("--thread") ? extra : ["--thread", threadId, ...extra];
-  const r = await runCli([...scriptedRunArgs(server, dirs, prompt), ...args], env);
+  const r = await runCli([...scriptedRunArgs(server, dirs, prompt), ...args], env, { memory: true });
   const requests = server.requests.slice(first);
   return { ...r, threadId, requests, lead: requests.filter((q) => !isExtraction(q)), extractions: requests.filter(isExtraction), end: r.lines.at(-1) };
 }
@@ -288,7 +288,7 @@ test("a compaction flushes the messages it summarizes into memory first (DeerFlo
   const first = async (prompt: string) => {
     server.setScript(s);
     const from = server.requests.length;
-    const r = await runCli(["run", "--workspace", d.workspace, "--data-dir", d.dataDir, "--thread", thread, "--prompt", prompt]);
+    const r = await runCli(["run", "--workspace", d.workspace, "--data-dir", d.dataDir, "--thread", thread, "--prompt", prompt], {}, { memory: true });
     assert.equal(r.code, 0, r.stderr);
     return server.requests.slice(from);
   };

@@ -47,12 +47,23 @@ export interface SpawnedCli {
 export interface CliRuntime {
   node?: string;
   script?: string;
+  /**
+   * Long-term memory (issue 15) is on by default, and a CLI run ends with an extraction request
+   * to the model. Other features' tests run `run`/`approve` with `--no-memory`, so the requests they
+   * count stay theirs; memory.test.ts passes `memory: true`.
+   */
+  memory?: boolean;
+}
+
+function withMemoryChoice(args: string[], memory: boolean | undefined): string[] {
+  const starts = args[0] === "run" || args[0] === "approve";
+  return starts && !memory && !args.includes("--no-memory") ? [...args, "--no-memory"] : args;
 }
 
 export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, runtime: CliRuntime = {}): SpawnedCli {
   const script = runtime.script ?? CLI;
   if (!existsSync(script)) throw new Error(`${script} is missing: run "npm run build" first`);
-  const child = spawn(runtime.node ?? process.execPath, [script, ...args], {
+  const child = spawn(runtime.node ?? process.execPath, [script, ...withMemoryChoice(args, runtime.memory)], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
