@@ -151,6 +151,28 @@ test("--max-tokens caps the run with token_capped and DeerFlow's wording; the th
   assert.equal(next.end.data.stop_reason, undefined);
 });
 
+test("at 80 % of the budget the next request carries DeerFlow's warning, once and request-only", async () => {
+  const d = dirs();
+  const r = await run(
+    d,
+    [
+      { toolCalls: [ls], usage: { prompt_tokens: 800, completion_tokens: 50 } },
+      { toolCalls: [ls], usage: { prompt_tokens: 30, completion_tokens: 10 } },
+      { content: "Wrapping up.", usage: { prompt_tokens: 40, completion_tokens: 10 } },
+    ],
+    [...scriptedRunArgs(server, d, "look, then look again"), "--max-tokens", "1000"],
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.end.data.stop_reason, undefined, "940 of 1,000: warned, not capped");
+  const warning =
+    "[TOKEN BUDGET WARNING] You have used 850 of your 1,000 total token budget (85%). Wrap up your current work and produce a final answer. Avoid starting new tool calls unless absolutely necessary.";
+  const warnings = r.requests.map((q) => (q.body?.messages ?? []).filter((m) => m.role === "user" && m.name === "budget_warning").map(textOf));
+  assert.deepEqual(warnings, [[], [warning], []], "the request after the 80 % reply carries it at its end, no other");
+  assert.equal(r.requests[1]!.body!.messages!.at(-1)!.name, "budget_warning");
+  const state = await cliState(d, r.threadId);
+  assert.ok(!JSON.stringify(state.messages).includes("TOKEN BUDGET WARNING"), "never stored in the thread");
+});
+
 test("the budget counts this run only, not the thread's earlier runs; the config key sets it too", async () => {
   const d = sandboxDirs();
   config(d, { token_budget: { max_tokens_per_run: 500 } });

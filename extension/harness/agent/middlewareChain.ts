@@ -54,7 +54,8 @@
  *                                           response, max_total_per_run per run, then "[SUBAGENT LIMIT
  *                                           REACHED]" and stop_reason subagent_limit_capped
  *   [28] LoopDetection            ported  — repeated tool-call sets per thread → warning, then forced stop
- *   [29] TokenBudget              ported  — with a per-run budget (off by default, as in DeerFlow): once the
+ *   [29] TokenBudget              ported  — with a per-run budget (off by default, as in DeerFlow): a hidden
+ *                                           "[TOKEN BUDGET WARNING] …" at 80 % (request-only); once the
  *                                           run's tokens reach it, tool calls stripped, "[TOKEN BUDGET
  *                                           EXCEEDED] …" and stop_reason token_capped
  *   [30] custom middlewares       not yet — no programmatic extension point

@@ -15,16 +15,32 @@
  * carries `stop_reason: "token_capped"`, which the run's `end` reports (runs/worker.ts) with status
  * `success`. No tool call is left unanswered, so the thread's next request is valid.
  *
- * Where we differ: DeerFlow's soft warning (a hidden "[TOKEN BUDGET WARNING] …" message at 80%)
- * and its separate input/output caps are not ported; the budget is one total per run
- * (`deerflow.maxTokensPerRun`, config `token_budget.max_tokens_per_run`, `run --max-tokens`).
+ * The soft warning, as DeerFlow: the first time a model reply brings the run to 80 % of its
+ * budget (DeerFlow's default `warn_threshold`), the NEXT model request carries DeerFlow's
+ * "[TOKEN BUDGET WARNING] …" as a hidden HumanMessage named `budget_warning` at its end,
+ * request-only (wrapModelCall): never stored, so the history and every tool call/result pair
+ * stay as they were.
+ *
+ * Where we differ: DeerFlow's separate input/output caps and its configurable thresholds are not
+ * ported; the budget is one total per run (`deerflow.maxTokensPerRun`, config
+ * `token_budget.max_tokens_per_run`, `run --max-tokens`), warned at 80 %, capped at 100 %.
  */
 import { createMiddleware } from "langchain";
-import { AIMessage, ToolMessage } from "@langchain/core/messages";
+import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import { SUBAGENT_TOKEN_USAGE_ATTRIBUTED_KEY } from "../runs/usage.js";
 
 export const TOKEN_CAPPED = "token_capped";
+
+/** DeerFlow's `warn_threshold` default: the share of the budget at which the model is told to wrap up. */
+export const WARN_THRESHOLD = 0.8;
+
+/** DeerFlow's `_BUDGET_WARNING_MSG` for the total budget. */
+export function budgetWarningMessage(used: number, budget: number): string {
+  const n = (x: number) => x.toLocaleString("en-US");
+  const percent = ((used / budget) * 100).toFixed(0);
+  return `[TOKEN BUDGET WARNING] You have used ${n(used)} of your ${n(budget)} total token budget (${percent}%). Wrap up your current work and produce a final answer. Avoid starting new tool calls unless absolutely necessary.`;
+}
 
 /** DeerFlow's `_BUDGET_EXCEEDED_MSG` for the total budget. */
 export function budgetExceededMessage(used: number, budget: number): string {
@@ -95,18 +111,34 @@ export interface TokenBudgetOptions {
 export function tokenBudgetMiddleware(o: TokenBudgetOptions) {
   // One agent per run (runs/worker.ts); beforeAgent sets it for each run all the same.
   let baseline = new Map<string, number>();
+  let warned = false;
+  let pendingWarning: string | undefined;
   return createMiddleware({
     name: "TokenBudgetMiddleware",
     beforeAgent: (state) => {
       baseline = tokensByMessage(state.messages); // the earlier runs': not this run's budget
+      warned = false;
+      pendingWarning = undefined;
       return undefined;
+    },
+    wrapModelCall: (request, handler) => {
+      const warning = pendingWarning;
+      pendingWarning = undefined;
+      if (!warning) return handler(request);
+      const note = new HumanMessage({ content: warning, name: "budget_warning", additional_kwargs: { hide_from_ui: true } });
+      return handler({ ...request, messages: [...request.messages, note] });
     },
     afterModel: (state) => {
       if (o.maxTokens <= 0) return undefined;
       const used = runTokens(state.messages, baseline);
       const last = state.messages.at(-1);
-      if (!last || !AIMessage.isInstance(last) || used < o.maxTokens) return undefined;
-      return { messages: [tokenCappedAnswer(last, used, o.maxTokens)] };
+      if (!last || !AIMessage.isInstance(last)) return undefined;
+      if (used >= o.maxTokens) return { messages: [tokenCappedAnswer(last, used, o.maxTokens)] };
+      if (!warned && used >= o.maxTokens * WARN_THRESHOLD) {
+        warned = true;
+        pendingWarning = budgetWarningMessage(used, o.maxTokens);
+      }
+      return undefined;
     },
   });
 }

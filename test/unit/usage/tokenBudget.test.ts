@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { budgetExceededMessage, runTokens, tokenCappedAnswer, tokensByMessage } from "../../../extension/harness/middlewares/tokenBudget.js";
+import { budgetExceededMessage, budgetWarningMessage, runTokens, tokenCappedAnswer, tokensByMessage } from "../../../extension/harness/middlewares/tokenBudget.js";
 import { budgetExceededMessage as subagentWording } from "../../../extension/harness/subagents/budget.js";
 import { buildMiddlewareChain } from "../../../extension/harness/agent/middlewareChain.js";
 import { chatModel, threadFixture } from "../middlewares/helpers.js";
@@ -16,6 +16,10 @@ test("DeerFlow's wording, one owner: the subagents' budget says the same", () =>
     "[TOKEN BUDGET EXCEEDED] The total token usage (1,234,567) has exceeded the safety limit (1,000,000). Producing final answer with results collected so far.",
   );
   assert.equal(subagentWording, budgetExceededMessage);
+  assert.equal(
+    budgetWarningMessage(850, 1000),
+    "[TOKEN BUDGET WARNING] You have used 850 of your 1,000 total token budget (85%). Wrap up your current work and produce a final answer. Avoid starting new tool calls unless absolutely necessary.",
+  );
 });
 
 test("runTokens counts growth past the baseline: earlier runs' messages are not this run's; a subagent's usage counts once, folded or not", () => {
