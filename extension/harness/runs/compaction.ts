@@ -14,7 +14,6 @@
  */
 import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
-import { copyCheckpoint, maxChannelVersion, uuid6 } from "@langchain/langgraph-checkpoint";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { createChatModel, resolveModel, type ResolvedModel } from "../models/factory.js";
@@ -33,6 +32,7 @@ import { validateThreadId } from "../threads/threadDirs.js";
 import type { ThreadStore } from "../store/threads.js";
 import type { RunManager } from "./manager.js";
 import { endRun } from "./ending.js";
+import { writeChannels } from "../threads/checkpointUpdate.js";
 
 /** A run's summarization, resolved from the configuration once (startRun, compaction). */
 export interface RunSummarization {
@@ -158,7 +158,8 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
       endRun(manager, { runId: run.run_id, from: ["running"], status: "success" });
       return { ...base, compacted: false, reason };
     }
-    await writeSummary(s.checkpointer, tuple, done.summary_text, done.summary_upto);
+    // Only the two summary channels change; no message is removed (threads/checkpointUpdate.ts).
+    await writeChannels(s.checkpointer, tuple, { summary_text: done.summary_text, summary_upto: done.summary_upto });
     const result: CompactResult = {
       ...base,
       compacted: true,
@@ -184,25 +185,4 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
   } finally {
     clearInterval(heartbeat);
   }
-}
-
-type Tuple = NonNullable<Awaited<ReturnType<BaseCheckpointSaver["getTuple"]>>>;
-
-/**
- * A new checkpoint, child of the latest, that is the same state with the two summary channels
- * set and their versions bumped, as LangGraph's updateState writes one (source "update"). Written
- * through the checkpointer, not the agent graph: updateState runs a node's writers, and the lead
- * agent's include its routing edges, which would schedule a node for the next run (the same
- * reasoning as the viewed-images clear in server/threads.ts).
- */
-async function writeSummary(saver: BaseCheckpointSaver, tuple: Tuple, summaryText: string, upto: SummaryUpto): Promise<void> {
-  const next = copyCheckpoint(tuple.checkpoint);
-  next.id = uuid6(-1);
-  next.ts = new Date().toISOString();
-  next.channel_values = { ...tuple.checkpoint.channel_values, summary_text: summaryText, summary_upto: upto };
-  const versions = Object.values(next.channel_versions);
-  const version = saver.getNextVersion(versions.length > 0 ? (maxChannelVersion(...versions) as number) : undefined);
-  next.channel_versions = { ...next.channel_versions, summary_text: version, summary_upto: version };
-  const step = typeof tuple.metadata?.step === "number" ? tuple.metadata.step + 1 : 0;
-  await saver.put(tuple.config, next, { source: "update", step, parents: tuple.metadata?.parents ?? {} }, { summary_text: version, summary_upto: version });
 }

@@ -6,7 +6,7 @@ import { proposedEdit, type ProposedEdit } from "../approvals/proposed.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { statSync } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
-import { copyCheckpoint, maxChannelVersion, uuid6 } from "@langchain/langgraph-checkpoint";
+import { writeChannels } from "../threads/checkpointUpdate.js";
 import type { ArtifactView, RequestParams, RequestResult, ThreadStateView, ThreadSummary } from "../../protocol/rpc.js";
 import { HarnessError } from "../errors.js";
 import type { ThreadRecord } from "../store/threads.js";
@@ -110,12 +110,7 @@ export function getImage(ws: OpenWorkspace, p: RequestParams<"images/get">): Req
 }
 
 /**
- * The `{}` update of `viewed_images`: a new checkpoint, child of the latest, that is the same
- * state with `viewed_images` emptied and its channel version bumped, as LangGraph's updateState
- * writes one (source "update"). Written through the checkpointer rather than the agent graph:
- * updateState runs a node's writers, and the lead agent's writers include its routing edges,
- * which would schedule a node for the next run. Messages are stored by reference, so the new
- * checkpoint costs a few bytes (the linear checkpointer stays linear).
+ * The `{}` update of `viewed_images`, written as a checkpoint of its own (threads/checkpointUpdate.ts).
  *
  * Refused while a run is active on the thread: the run's next checkpoint is built from its own
  * in-memory state and would silently undo the clear; for the same reason runs/start is refused
@@ -140,15 +135,7 @@ async function writeCleared(ws: OpenWorkspace, threadId: string): Promise<void> 
   const tuple = await saver.getTuple(latest(threadId));
   const current = tuple?.checkpoint.channel_values.viewed_images as Record<string, unknown> | undefined;
   if (!tuple || !current || Object.keys(current).length === 0) return; // nothing to clear
-  const next = copyCheckpoint(tuple.checkpoint);
-  next.id = uuid6(-1);
-  next.ts = new Date().toISOString();
-  next.channel_values = { ...tuple.checkpoint.channel_values, viewed_images: {} };
-  const versions = Object.values(next.channel_versions);
-  const version = saver.getNextVersion(versions.length > 0 ? (maxChannelVersion(...versions) as number) : undefined);
-  next.channel_versions = { ...next.channel_versions, viewed_images: version };
-  const step = typeof tuple.metadata?.step === "number" ? tuple.metadata.step + 1 : 0;
-  await saver.put(tuple.config, next, { source: "update", step, parents: tuple.metadata?.parents ?? {} }, { viewed_images: version });
+  await writeChannels(saver, tuple, { viewed_images: {} });
 }
 
 /** "Open Diff" on a pending write: the file now and as the call would leave it (approvals/proposed.ts). */
