@@ -303,3 +303,42 @@ test("a compaction flushes the messages it summarizes into memory first (DeerFlo
   assert.match(flushed, /User: First question, about the listing\./);
   assert.match(flushed, /Assistant: Answer one\./);
 });
+
+test("harness server: an edit saved while the model extracts is kept; a Forget while it extracts is not undone", async () => {
+  const d = sandboxDirs();
+  const h = startHarness({ DEERFLOW_MEMORY_DEBOUNCE_SECONDS: "0" });
+  try {
+    await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url) });
+    // The extraction's answer waits for the test: the script is async.
+    let release!: () => void;
+    const hold = (facts: Array<{ content: string }>): ScriptFn => {
+      const gate = new Promise<void>((r) => (release = r));
+      const inner = script([{ content: "ok" }], () => update(facts));
+      return async (req, i) => {
+        if (isExtraction(req)) await gate;
+        return inner(req, i);
+      };
+    };
+
+    const from = server.requests.length;
+    await serverRun(h, d.workspace, hold([{ content: "Extracted: likes chess." }]), "I like chess.");
+    await server.waitForRequests(from + 2);
+    assert.ok(isExtraction(server.requests[from + 1]!));
+    const edited = (await h.request("memory/get", {})).memory;
+    edited.facts.push({ id: "fact_hand", content: "Hand-written: lives in Lyon.", category: "context", confidence: 1, createdAt: "2026-01-01T00:00:00.000Z", source: "user" });
+    await h.request("memory/set", { memory: edited });
+    release();
+    await h.waitNote("log/message", (p) => p.message === "memory: updated (2 facts)");
+    assert.deepEqual((await h.request("memory/get", {})).memory.facts.map((f) => f.content).sort(), ["Extracted: likes chess.", "Hand-written: lives in Lyon."]);
+
+    const next = server.requests.length;
+    await serverRun(h, d.workspace, hold([{ content: "Extracted: SHOULD-BE-FORGOTTEN." }]), "I also like go.");
+    await server.waitForRequests(next + 2);
+    assert.equal(await h.request("memory/clear", {}), null);
+    release();
+    await h.waitNote("log/message", (p) => p.message === "memory: updated (0 facts)");
+    assert.deepEqual((await h.request("memory/get", {})).memory.facts, []);
+  } finally {
+    await h.close();
+  }
+});

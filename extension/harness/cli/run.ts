@@ -278,7 +278,8 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     }
     const result = await done;
     store.threads.touch(threadId);
-    await memory?.drain();
+    // Interrupted (Ctrl+C, a cancel): exit now; what is queued is extracted by the next run.
+    if (result.status !== "interrupted") await memory?.drain();
     return result.status === "success" ? 0 : 1;
   } finally {
     if (cancelOnSignal) {

@@ -145,8 +145,12 @@ export function extractionInput(doc: MemoryDoc, conversation: ConversationMessag
   ].join("\n");
 }
 
-/** One extraction: asks the model, returns the updated document (not yet written). Throws on a failed call or an unusable answer. */
-export async function extractMemory(model: BaseChatModel, doc: MemoryDoc, conversation: ConversationMessage[], source: string, signal?: AbortSignal): Promise<MemoryDoc> {
+/**
+ * One extraction: asks the model about `doc` and the conversation, returns its update (applied by
+ * the caller to the memory as it is once the answer is back). Throws on a failed call or an
+ * unusable answer.
+ */
+export async function extractUpdate(model: BaseChatModel, doc: MemoryDoc, conversation: ConversationMessage[], signal?: AbortSignal): Promise<MemoryUpdate> {
   const answer = await model.invoke([new SystemMessage(MEMORY_UPDATE_PROMPT), new HumanMessage(extractionInput(doc, conversation))], signal ? { signal } : {});
-  return applyUpdate(doc, parseUpdate(contentText(answer.content)), source);
+  return parseUpdate(contentText(answer.content));
 }

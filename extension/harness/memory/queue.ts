@@ -102,6 +102,11 @@ export class MemoryQueue {
     this.db.prepare("UPDATE memory_queue SET attempts = attempts + 1, last_error = ?, due_at = ? WHERE id = ? AND updated_at = ?").run(error.slice(0, 500), retryAt, entry.id, entry.updated_at);
   }
 
+  /** The entry is still queued (in any version): false once `clear` dropped it. */
+  holds(entry: QueueEntry): boolean {
+    return this.db.prepare<[number], { id: number }>("SELECT id FROM memory_queue WHERE id = ?").get(entry.id) !== undefined;
+  }
+
   clear(): number {
     return this.db.prepare("DELETE FROM memory_queue").run().changes;
   }

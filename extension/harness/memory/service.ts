@@ -21,7 +21,7 @@ import { createChatModel, resolveModel, type ResolvedModel } from "../models/fac
 import { errorMessage } from "../errors.js";
 import { MemoryQueue, type ConversationMessage, type QueueEntry } from "./queue.js";
 import { readMemory, writeMemory } from "./store.js";
-import { extractMemory } from "./extract.js";
+import { applyUpdate, extractUpdate } from "./extract.js";
 import { estimateTokens, memoryReminder, renderMemory, type TokenCounter } from "./render.js";
 import type { MemoryConfig } from "./config.js";
 
@@ -183,10 +183,13 @@ export class MemoryService {
       : resolveModel(config, { name: entry.model, ...(entry.base_url ? { baseURL: entry.base_url } : {}) });
     const apiKey = this.o.apiKeyFor?.(resolved);
     const model = createChatModel(resolved, { ...(apiKey ? { apiKey } : {}), thinkingEnabled: false, timeoutMs: 120_000 });
-    // Read right before the update, under the lease: a broken file throws here and stays as it is.
-    const doc = readMemory(this.o.dataDir);
-    const next = await extractMemory(model, doc, entry.messages, entry.thread_id, signal);
-    return writeMemory(this.o.dataDir, next).facts.length;
+    // A broken file throws here and stays as it is.
+    const update = await extractUpdate(model, readMemory(this.o.dataDir), entry.messages, signal);
+    // Forgotten meanwhile (memory clear drops the queue): its conversation must not come back.
+    if (!this.queue.holds(entry)) return readMemory(this.o.dataDir).facts.length;
+    // Applied to the memory as it is now, with no await between read and write: an edit saved
+    // (memory/set) while the model answered is kept.
+    return writeMemory(this.o.dataDir, applyUpdate(readMemory(this.o.dataDir), update, entry.thread_id)).facts.length;
   }
 
   /** Forget everything waiting (memory clear). */
