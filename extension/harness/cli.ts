@@ -48,7 +48,7 @@ const USAGE = `Usage:
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
                    The thread's state, with "usage": the sum over its runs (and the last run's).
   deerflow threads --workspace DIR [--data-dir DIR]
-  deerflow compact --workspace DIR --thread ID [--model NAME] [--base-url URL] [--data-dir DIR]
+  deerflow compact --workspace DIR --thread ID [--model NAME] [--base-url URL] [--no-memory] [--data-dir DIR]
                    Summarizes the thread's older messages now (config key summarization): the
                    model then sees the summary and the last messages; state still lists every
                    message. Prints the summary as one JSON line. Exit 1 with the reason when

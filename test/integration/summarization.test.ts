@@ -10,6 +10,7 @@ import type { RecordedRequest, RequestMessage, ScriptedReply, ScriptFn } from ".
 import { textOf } from "../fixtures/requests.js";
 import { cliState, runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
 import { errorOf, settings, startHarness } from "./helpers/server.js";
+import { MEMORY_UPDATE_PROMPT_HEAD } from "../../extension/harness/memory/extract.js";
 import type { Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
@@ -22,7 +23,7 @@ const isSubagent = (req: RecordedRequest) => (req.body?.messages ?? []).some((m)
 const all = (req: RecordedRequest) => (req.body?.messages ?? []).map(textOf).join("\n");
 
 /** A config file in the data dir: two models on the scripted server, summarization as given. */
-function configure(d: Dirs, summarization: Record<string, unknown>): void {
+function configure(d: Dirs, summarization: Record<string, unknown>, memory = false): void {
   writeFileSync(
     join(d.dataDir, "config.json"),
     JSON.stringify({
@@ -31,7 +32,7 @@ function configure(d: Dirs, summarization: Record<string, unknown>): void {
         { name: "summarizer", model: "scripted-sum", base_url: server.url },
       ],
       default_model: "main",
-      memory: { enabled: false },
+      memory: { enabled: memory },
       summarization,
     }),
   );
@@ -328,4 +329,31 @@ test("threads/compact over RPC: summary_failed when the model fails, the summary
   } finally {
     await h.close();
   }
+});
+
+test("compact with memory on flushes what it summarizes into memory first (DeerFlow's memory_flush_hook)", async () => {
+  const d = sandboxDirs();
+  configure(d, { trigger: [], keep: { type: "messages", value: 2 } }, true);
+  const isExtraction = (req: RecordedRequest) => (req.body?.messages ?? []).some((m) => m.role === "system" && textOf(m).startsWith(MEMORY_UPDATE_PROMPT_HEAD));
+  const fact = "The user keeps a pet tortoise named Leo.";
+  let lead = 0;
+  server.setScript((req) => {
+    if (isExtraction(req)) return { content: JSON.stringify({ newFacts: [{ content: fact, category: "personal", confidence: 0.9 }], factsToRemove: [] }) };
+    if (isSummary(req)) return { content: "SUMMARY-MEMORY" };
+    return { content: `Answer ${++lead}.` };
+  });
+  // The runs themselves queue nothing (--no-memory): only the compaction's flush reaches memory.
+  assert.equal((await run(d, "t-mem", "my tortoise is called Leo", ["--no-memory"])).code, 0);
+  assert.equal((await run(d, "t-mem", "second question", ["--no-memory"])).code, 0);
+  const first = server.requests.length;
+  const c = await runCli(["compact", ...base(d), "--thread", "t-mem"]);
+  assert.equal(c.code, 0, c.stderr);
+  const requests = server.requests.slice(first);
+  assert.deepEqual(requests.map((q) => (isSummary(q) ? "summary" : isExtraction(q) ? "extraction" : "lead")), ["summary", "extraction"]);
+  const extraction = all(requests[1]!);
+  assert.ok(extraction.includes("my tortoise is called Leo"), "the summarized turn is what memory gets");
+  assert.ok(!extraction.includes("second question"), "the preserved request is not flushed");
+  const show = await runCli(["memory", "show", "--data-dir", d.dataDir]);
+  assert.equal(show.code, 0, show.stderr);
+  assert.deepEqual(show.lines[0]!.facts.map((f: { content: string }) => f.content), [fact]);
 });

@@ -8,6 +8,8 @@
  * Exit 0 then; exit 1 with the reason on stderr when the summary model fails (the configured one,
  * then the run's), the thread is busy with a run, or it does not exist; exit 2 on a usage error.
  * The model's key comes from the environment (OPENAI_API_KEY or the model's api_key_env).
+ * With long-term memory on, what the summary covers is queued for fact extraction first
+ * (DeerFlow's memory_flush_hook) and extracted before the process exits; `--no-memory` skips it.
  */
 import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
@@ -17,6 +19,8 @@ import { openRunSystem } from "../runs/services.js";
 import { compactThread } from "../runs/compaction.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { HarnessError } from "../errors.js";
+import { openRunMemory } from "./memory.js";
+import { memoryRunHooks } from "../memory/hooks.js";
 
 const options = {
   workspace: { type: "string" },
@@ -24,6 +28,7 @@ const options = {
   model: { type: "string" },
   "base-url": { type: "string" },
   "data-dir": { type: "string" },
+  "no-memory": { type: "boolean" },
 } as const;
 
 /** Refusals that come from the request itself: the caller's mistake, exit 2. */
@@ -35,22 +40,31 @@ export async function compactCommand(argv: string[]): Promise<number> {
   const threadId = requireString(v.thread, "--thread ID", "compact");
   const dataDir = v["data-dir"] ?? defaultDataDir();
   let config;
+  let model;
   try {
     validateThreadId(threadId);
     config = loadHarnessConfig(dataDir);
-    resolveModel(config, { ...(v.model ? { name: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) });
+    model = resolveModel(config, { ...(v.model ? { name: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) });
   } catch (err) {
     if (err instanceof HarnessError) throw new UsageError(`deerflow compact: ${err.message}`);
     throw err;
   }
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
+  const memory = openRunMemory(config, dataDir, v["no-memory"]);
   try {
     const manager = openRunSystem(store);
+    const flush = memory ? memoryRunHooks(memory.wiring.service, threadId, { name: model.name, ...(model.adHoc && model.baseURL ? { baseURL: model.baseURL } : {}) }, memory.wiring.onQueued) : undefined;
     const result = await compactThread(
       { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, checkpointer: store.checkpointer, config },
-      { threadId, ...(v.model ? { model: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) },
+      {
+        threadId,
+        ...(v.model ? { model: v.model } : {}),
+        ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
+        ...(flush ? { beforeSummarize: (messages) => Promise.resolve(flush.flush(messages)) } : {}),
+      },
     );
     writeJsonLine(result);
+    await memory?.drain();
     return 0;
   } catch (err) {
     if (err instanceof HarnessError && USAGE_CODES.has(err.code)) throw new UsageError(`deerflow compact: ${err.message}`);
@@ -60,6 +74,7 @@ export async function compactCommand(argv: string[]): Promise<number> {
     }
     throw err;
   } finally {
+    await memory?.close();
     store.close();
   }
 }

@@ -10,16 +10,25 @@ import { compactThread } from "../runs/compaction.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
 import type { OpenWorkspace } from "./workspaces.js";
+import type { ServerMemory } from "./memory.js";
 
-export async function compactThreadRpc(ws: OpenWorkspace, session: Session, log: Logger, p: RequestParams<"threads/compact">): Promise<RequestResult<"threads/compact">> {
+export async function compactThreadRpc(
+  ws: OpenWorkspace,
+  session: Session,
+  memory: ServerMemory,
+  log: Logger,
+  p: RequestParams<"threads/compact">,
+): Promise<RequestResult<"threads/compact">> {
   // A clear of viewed images writes a checkpoint after an await: the two would race.
   if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; compact it again in a moment.");
   const config = session.config;
   const model = resolveModel(config, p.model ? { name: p.model } : {});
   const apiKey = session.apiKey(model.apiKeySource);
+  // Memory on: what the summary covers is queued for extraction first (DeerFlow's memory_flush_hook).
+  const beforeSummarize = memory.beforeSummarize(p.threadId, { name: model.name });
   const result = await compactThread(
     { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, checkpointer: ws.store.checkpointer, config },
-    { threadId: p.threadId, model: model.name, ...(apiKey ? { apiKey } : {}) },
+    { threadId: p.threadId, model: model.name, ...(apiKey ? { apiKey } : {}), ...(beforeSummarize ? { beforeSummarize } : {}) },
   );
   log.info(
     result.compacted

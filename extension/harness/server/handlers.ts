@@ -86,7 +86,7 @@ export function handlers(s: HarnessServices): Handlers {
       return { deleted: true };
     },
     "threads/state": (p) => readStateView(workspaces.get(p.workspaceFolder), p.threadId),
-    "threads/compact": (p) => compactThreadRpc(workspaces.get(p.workspaceFolder), session, s.log, p),
+    "threads/compact": (p) => compactThreadRpc(workspaces.get(p.workspaceFolder), session, s.memory, s.log, p),
     "runs/start": (p) => runs.start(p),
     "runs/decide": (p) => runs.decide(p),
     "approvals/proposed": (p) => proposedEditView(workspaces.get(p.workspaceFolder), p.threadId, p.toolCallId),
