@@ -486,3 +486,24 @@ test("deerflow.subagents.enabled reaches the harness: the panel's runs offer the
     await h.close();
   }
 });
+
+test("a model's thinking and reasoning-effort settings reach the model over RPC, not only from the config file", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const h = startHarness();
+  try {
+    const base = { name: "scripted", model: "scripted", base_url: model.url };
+    await h.request("harness/initialize", {
+      dataDir,
+      settings: settings(model.url, {
+        models: [{ ...base, supports_thinking: true, supports_reasoning_effort: true, reasoning_effort: "high", when_thinking_enabled: { extra_body: { chat_template_kwargs: { enable_thinking: true } } } }],
+      }),
+    });
+    const r = await run(h, workspace, [{ content: "thought about it" }]);
+    assert.equal(r.end.data.status, "success");
+    const body = r.requests()[0]?.body as Record<string, unknown> | null;
+    assert.equal(body?.reasoning_effort, "high", JSON.stringify(body));
+    assert.deepEqual(body?.chat_template_kwargs, { enable_thinking: true });
+  } finally {
+    await h.close();
+  }
+});

@@ -23,6 +23,14 @@ const ModelSettingZ = z.object({
   display_name: z.string().optional(),
   supports_vision: z.boolean().optional(),
   supports_thinking: z.boolean().optional(),
+  // Every ModelSetting key must be listed: zod strips the unlisted ones, and a stripped key is a
+  // setting the user made that silently never reaches the model (their values are checked again
+  // by parseHarnessConfig / models/thinking.ts).
+  supports_reasoning_effort: z.boolean().optional(),
+  reasoning_effort: z.enum(["none", "minimal", "low", "medium", "high", "xhigh"]).optional(),
+  when_thinking_enabled: z.record(z.string(), z.unknown()).optional(),
+  when_thinking_disabled: z.record(z.string(), z.unknown()).optional(),
+  thinking: z.record(z.string(), z.unknown()).optional(),
   pricing_provider: z.string().optional(),
 });
 
