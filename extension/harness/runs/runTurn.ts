@@ -84,6 +84,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   // The `task` tool's subagents, seen through their `task_*` events (subagents/runTracker.ts).
   const subagents = new SubagentRunTracker();
   let lastValues: string | undefined;
+  let lastSummary: unknown;
   // Token chunks are held for at most a few ms and merged (./chunkCoalescer.ts); every other
   // event flushes them first, so the journal's order is the stream's.
   const chunks = new ChunkCoalescer((data) => emit({ ...base, event: "messages", data }));
@@ -128,6 +129,11 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           // bookkeeping, grows with the thread, and is nobody's to read.
           // `jumpTo` is createAgent's routing scratch, not state anyone reads.
           const business = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("_") && k !== "jumpTo"));
+          // The summary (kilobytes) rides along only in the values event where it changed: every
+          // later step of a summarized thread would otherwise journal it again. `deerflow state`
+          // and threads/state read it from the checkpoint.
+          if (business.summary_text === lastSummary) delete business.summary_text;
+          else lastSummary = business.summary_text;
           const data = { ...(wireValue(business) as Record<string, unknown>), message_count: messages?.length ?? 0 };
           const text = JSON.stringify(data);
           if (text !== lastValues) {
