@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { RecordedRequest, ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
 import { textOf } from "../fixtures/requests.js";
-import { runCli, sandboxDirs, scriptedRunArgs, useModelServer } from "./helpers/cli.js";
+import { runCli, sandboxDirs, scriptedRunArgs, spawnCli, useModelServer } from "./helpers/cli.js";
 import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 import type { Dirs } from "./helpers/cli.js";
 import { MEMORY_UPDATE_PROMPT_HEAD } from "../../extension/harness/memory/extract.js";
@@ -338,6 +338,36 @@ test("harness server: an edit saved while the model extracts is kept; a Forget w
     release();
     await h.waitNote("log/message", (p) => p.message === "memory: updated (0 facts)");
     assert.deepEqual((await h.request("memory/get", {})).memory.facts, []);
+  } finally {
+    await h.close();
+  }
+});
+
+test("durable queue: a CLI killed while it extracts loses nothing; the harness server picks the entry up when it starts", async () => {
+  const d = sandboxDirs();
+  // No debounce: the entry is due as soon as the server looks (the killed CLI's lease is not waited for either).
+  writeFileSync(join(d.dataDir, "config.json"), JSON.stringify({ memory: { debounce_seconds: 0 } }));
+  // The CLI's extraction never gets an answer: the process is killed while it waits.
+  let extractionArrived!: () => void;
+  const arrived = new Promise<void>((r) => (extractionArrived = r));
+  const lead = script([{ content: "ok" }], () => update([]));
+  server.setScript(async (req, i) => {
+    if (!isExtraction(req)) return lead(req, i);
+    extractionArrived();
+    return new Promise<never>(() => undefined);
+  });
+  const cli = spawnCli([...scriptedRunArgs(server, d, "I collect vintage maps."), "--thread", randomUUID()], {}, { memory: true });
+  await arrived;
+  cli.child.kill("SIGKILL");
+  await cli.done;
+
+  // Configured like the CLI's ad-hoc model: the entry names model "scripted" at the server's URL.
+  const h = startHarness();
+  try {
+    server.setScript(script([], (c) => update(c.includes("vintage maps") ? [{ content: "The user collects vintage maps." }] : [])));
+    await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url) });
+    await h.waitNote("log/message", (p) => p.message === "memory: updated (1 facts)");
+    assert.deepEqual((await h.request("memory/get", {})).memory.facts.map((f) => f.content), ["The user collects vintage maps."]);
   } finally {
     await h.close();
   }

@@ -113,15 +113,23 @@ export class MemoryQueue {
 
   /**
    * The processor lease: only its holder reads-modifies-writes memory.json. Taken when free,
-   * expired, or already ours; held for `ttlMs`.
+   * expired, already ours, or held by a process of this machine that no longer exists (a CLI
+   * killed mid-extraction: the data directory is this user's, on this machine); held for `ttlMs`.
+   * Owners are `<pid>:<uuid>`.
    */
   acquire(owner: string, ttlMs: number, now = Date.now()): boolean {
     return this.db.transaction("immediate", () => {
-      const row = this.db.prepare<[], { owner: string; expires_at: number }>("SELECT owner, expires_at FROM memory_processor WHERE id = 1").get();
+      const row = this.holder();
       if (row && row.owner !== owner && row.expires_at > now) return false;
       this.db.prepare("INSERT INTO memory_processor (id, owner, expires_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at").run(owner, now + ttlMs);
       return true;
     });
+  }
+
+  /** Who holds the processor lease, and until when; undefined when nobody, or a process that no longer exists. */
+  holder(): { owner: string; expires_at: number } | undefined {
+    const row = this.db.prepare<[], { owner: string; expires_at: number }>("SELECT owner, expires_at FROM memory_processor WHERE id = 1").get();
+    return row && processAlive(row.owner) ? row : undefined;
   }
 
   release(owner: string): void {
@@ -130,5 +138,18 @@ export class MemoryQueue {
 
   close(): void {
     this.db.close();
+  }
+}
+
+/** Whether the process named by a lease owner (`<pid>:…`) still runs on this machine. */
+function processAlive(owner: string): boolean {
+  const pid = Number(owner.split(":")[0]);
+  if (!Number.isSafeInteger(pid) || pid <= 0) return true;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists, as another user's process.
+    return (err as NodeJS.ErrnoException).code === "EPERM";
   }
 }

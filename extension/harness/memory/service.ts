@@ -26,8 +26,12 @@ import { estimateTokens, memoryReminder, renderMemory, type TokenCounter } from 
 import type { MemoryConfig } from "./config.js";
 
 export const MAX_ATTEMPTS = 5;
-/** How long a processor holds the lease per entry; a process that died holding it is waited out. */
-const LEASE_MS = 5 * 60_000;
+/**
+ * The processor lease: renewed every LEASE_RENEW_MS while extraction runs, so it outlives a dead
+ * holder by at most LEASE_MS (a holder on this machine that no longer exists is not waited for).
+ */
+const LEASE_MS = 60_000;
+const LEASE_RENEW_MS = 15_000;
 
 export interface MemoryLog {
   info(message: string): void;
@@ -105,10 +109,13 @@ export class MemoryService {
   /** Server: (re)arm the timer for the earliest due entry. */
   schedule(): void {
     if (this.closed) return;
-    const next = this.queue.nextDue(MAX_ATTEMPTS);
+    const due = this.queue.nextDue(MAX_ATTEMPTS);
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (next === undefined) return;
+    if (due === undefined) return;
+    // Another process is extracting: try again when its lease would end, never in a tight loop.
+    const holder = this.queue.holder();
+    const next = holder && holder.owner !== this.owner ? Math.max(due, holder.expires_at) : due;
     this.timer = setTimeout(() => {
       this.timer = undefined;
       void this.process()
@@ -151,6 +158,15 @@ export class MemoryService {
       result.remaining = queue.count();
       return result;
     }
+    const renewLease = () => {
+      try {
+        queue.acquire(this.owner, LEASE_MS);
+      } catch {
+        /* the next entry's acquire says so */
+      }
+    };
+    const renew = entries.length > 0 ? setInterval(renewLease, LEASE_RENEW_MS) : undefined;
+    renew?.unref?.();
     try {
       for (const entry of entries) {
         if (signal.aborted || this.closed) break;
@@ -168,6 +184,7 @@ export class MemoryService {
         }
       }
     } finally {
+      if (renew) clearInterval(renew);
       if (entries.length > 0) queue.release(this.owner);
     }
     result.remaining = queue.count();

@@ -46,6 +46,7 @@ export function handlers(s: HarnessServices): Handlers {
       session.initialize(p.dataDir, p.settings);
       s.log.info(`Harness ${s.version} initialized (pid ${process.pid}, data in ${p.dataDir}).`);
       s.log.info(describeStorageDriver(storage));
+      s.memory.start();
       return { version: s.version, pid: process.pid };
     },
     "harness/configure": (p) => {

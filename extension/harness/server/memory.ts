@@ -51,6 +51,11 @@ export class ServerMemory {
     }
   }
 
+  /** After `harness/initialize`: extraction left queued by an earlier process is scheduled now (memory on only). */
+  start(): void {
+    if (this.session.config.memory.enabled) void this.service;
+  }
+
   /** For a run: the service while memory is on, else undefined. */
   wiring(): MemoryWiring | undefined {
     if (!this.session.config.memory.enabled) return undefined;
