@@ -28,6 +28,8 @@ export interface UsageView {
 /** `end.data.usage`: the run's usage; `subagents` splits what each `task` used (by its task id). */
 export interface RunUsageView extends UsageView {
   subagents?: Record<string, { input_tokens: number; output_tokens: number; total_tokens: number }>;
+  /** What the run's automatic summarization calls used (already in the totals above). */
+  summarization?: { input_tokens: number; output_tokens: number; total_tokens: number; cached_tokens?: number; reasoning_tokens?: number };
 }
 
 /** A thread's usage: the sum over its runs that reported usage. */

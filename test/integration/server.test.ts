@@ -499,7 +499,7 @@ test("a model's thinking and reasoning-effort settings reach the model over RPC,
       }),
     });
     const r = await run(h, workspace, [{ content: "thought about it" }]);
-    assert.equal(r.end.data.status, "success");
+    assert.equal((r.end.data as { status: string }).status, "success");
     const body = r.requests()[0]?.body as Record<string, unknown> | null;
     assert.equal(body?.reasoning_effort, "high", JSON.stringify(body));
     assert.deepEqual(body?.chat_template_kwargs, { enable_thinking: true });

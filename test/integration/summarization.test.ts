@@ -80,7 +80,7 @@ function twoTurnScript(summary: (req: RecordedRequest) => ScriptedReply): Script
 test("a crossed trigger: the next request holds the summary and the preserved tail, tool calls stay paired, state keeps every message", async () => {
   const d = sandboxDirs();
   configure(d, { trigger: [{ type: "tokens", value: 1_000_000 }, { type: "messages", value: 6 }], keep: { type: "messages", value: 1 } });
-  server.setScript(twoTurnScript(() => ({ content: "SUMMARY-ALPHA: the user asked about the workspace listing." })));
+  server.setScript(twoTurnScript(() => ({ content: "SUMMARY-ALPHA: the user asked about the workspace listing.", usage: { prompt_tokens: 4321, completion_tokens: 21 } })));
   const r1 = await run(d, "t-auto", "first question about listing");
   assert.equal(r1.code, 0, r1.stderr);
   assert.equal(r1.requests.filter(isSummary).length, 0, "below the trigger: no summary");
@@ -125,6 +125,12 @@ test("a crossed trigger: the next request holds the summary and the preserved ta
   assert.equal(s.summary_text, "SUMMARY-ALPHA: the user asked about the workspace listing.");
   const h2 = s.messages[4];
   assert.equal(h2.content, "second question please");
+  // The summary call's tokens are the run's: split under `summarization` and in the totals.
+  const usage = r2.lines.find((l) => l.event === "end")?.data?.usage;
+  assert.deepEqual(usage?.summarization, { input_tokens: 4321, output_tokens: 21, total_tokens: 4342 });
+  const leadTotal = s.messages.slice(5).reduce((n: number, m: { usage_metadata?: { total_tokens: number } }) => n + (m.usage_metadata?.total_tokens ?? 0), 0);
+  assert.ok(leadTotal > 0, JSON.stringify(s.messages.slice(5)));
+  assert.equal(usage?.total_tokens, leadTotal + 4342);
   assert.deepEqual(s.summary_upto, { message_id: h2.id, message_count: 4, kept_ids: [h2.id] });
 
   // The next turn: the summary is not redone below the trigger, and the model still sees summary + tail.

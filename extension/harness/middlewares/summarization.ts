@@ -35,6 +35,7 @@ import { z } from "zod";
 import { threadStateFields } from "../state/threadState.js";
 import { tokenCounterFor } from "../models/tokenCount.js";
 import { diagnostics } from "../diagnostics.js";
+import { messageUsage, SUMMARIZATION_USAGE_EVENT, type TokenCounts } from "../runs/usage.js";
 import { errorMessage, HarnessError } from "../errors.js";
 import { contentText } from "./shared/messages.js";
 import {
@@ -206,7 +207,7 @@ export function shouldSummarize(messages: BaseMessage[], tokens: number, trigger
 export async function compactState(
   state: SummaryState,
   o: SummarizationOptions,
-  opts: { force: boolean; raiseOnFailure: boolean; signal?: AbortSignal; onFailure?: (attempts: string[]) => void },
+  opts: { force: boolean; raiseOnFailure: boolean; signal?: AbortSignal; onFailure?: (attempts: string[]) => void; onUsage?: (usage: TokenCounts) => void },
 ): Promise<Compaction | null> {
   if (!opts.force) {
     const measured = triggerMessages(state);
@@ -226,6 +227,9 @@ export async function compactState(
       const last = i === o.candidates.length - 1;
       try {
         const response = await c.model.invoke(built.prompt, { tags: SUMMARY_TAGS, metadata: { lc_source: "summarization" }, ...(opts.signal ? { signal: opts.signal } : {}) });
+        // Spent even when the answer is empty: the run's usage counts every summary call.
+        const spent = messageUsage(response);
+        if (spent) opts.onUsage?.(spent);
         const out = contentText(response.content).trim();
         if (out) {
           text = out;
@@ -289,6 +293,8 @@ export function summarizationMiddleware(o: SummarizationOptions) {
               ...(runtime.signal ? { signal: runtime.signal } : {}),
               // Journaled (a `custom` event) as well as logged: the run goes on without compaction.
               onFailure: (attempts) => runtime.writer?.({ type: "summarization_failed", attempts }),
+              // The summary model's tokens belong to the run (runs/usage.ts adds them under `summarization`).
+              onUsage: (usage) => runtime.writer?.({ type: SUMMARIZATION_USAGE_EVENT, usage }),
             });
             return done ? { summary_text: done.summary_text, summary_upto: done.summary_upto } : undefined;
           },

@@ -145,6 +145,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
         case "custom": {
           const data = payload && typeof payload === "object" && "type" in payload ? (payload as { type: string }) : { type: "custom", value: payload };
           subagents.observe(data);
+          usage.observeCustom(data);
           emitInOrder({ ...base, event: "custom", data });
           break;
         }

@@ -27,6 +27,9 @@ export const SUBAGENT_TOKEN_USAGE_ATTRIBUTED_KEY = "subagent_token_usage_attribu
 
 export type TokenCounts = Omit<UsageView, "cost">;
 
+/** The `custom` event a summary call's usage travels in (middlewares/summarization.ts writes it, the collector adds it). */
+export const SUMMARIZATION_USAGE_EVENT = "summarization_usage";
+
 const count = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v > 0 ? v : 0);
 
 /** The usage one AI message reports; undefined when it reports none. */
@@ -78,6 +81,13 @@ export class RunUsageCollector {
   readonly #byId = new Map<string, BaseMessage>();
   readonly #folded = new Set<string>();
   #anon = 0;
+  #summarization: TokenCounts | undefined;
+
+  /** A `custom` event of the run: a summary call's usage counts toward the run. */
+  observeCustom(data: { type: string; usage?: unknown }): void {
+    if (data.type !== SUMMARIZATION_USAGE_EVENT || !data.usage || typeof data.usage !== "object") return;
+    this.#summarization = addUsage(this.#summarization, data.usage);
+  }
 
   add(update: unknown): void {
     if (!update || typeof update !== "object") return;
@@ -103,10 +113,12 @@ export class RunUsageCollector {
   total(subagents?: SubagentRunTracker): RunUsageView | undefined {
     const lead = this.lead();
     const split = subagents?.withUsage(undefined)?.subagents;
-    if (!split) return lead;
+    const summarization = this.#summarization;
+    if (!split && !summarization) return lead;
     let sum: TokenCounts = lead ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
-    for (const [taskId, u] of Object.entries(split)) if (!this.#folded.has(taskId)) sum = addUsage(sum, u);
-    return { ...sum, subagents: split };
+    for (const [taskId, u] of Object.entries(split ?? {})) if (!this.#folded.has(taskId)) sum = addUsage(sum, u);
+    if (summarization) sum = addUsage(sum, summarization);
+    return { ...sum, ...(split ? { subagents: split } : {}), ...(summarization ? { summarization } : {}) };
   }
 }
 
