@@ -287,6 +287,8 @@ export function summarizationMiddleware(o: SummarizationOptions) {
     ...(o.settings.enabled
       ? {
           beforeModel: async (state: SummaryState, runtime: { writer?: ((chunk: unknown) => void) | undefined; signal?: AbortSignal }) => {
+            // The automatic path never fails a run: an error outside the model calls (counting
+            // tokens, planning the cut) is a compaction skipped, as a failed summary model is.
             const done = await compactState(state, o, {
               force: false,
               raiseOnFailure: false,
@@ -295,6 +297,11 @@ export function summarizationMiddleware(o: SummarizationOptions) {
               onFailure: (attempts) => runtime.writer?.({ type: "summarization_failed", attempts }),
               // The summary model's tokens belong to the run (runs/usage.ts adds them under `summarization`).
               onUsage: (usage) => runtime.writer?.({ type: SUMMARIZATION_USAGE_EVENT, usage }),
+            }).catch((err: unknown) => {
+              if (runtime.signal?.aborted) throw err;
+              diagnostics.warn(`summarization: skipped: ${errorMessage(err)}`);
+              runtime.writer?.({ type: "summarization_failed", attempts: [errorMessage(err)] });
+              return null;
             });
             return done ? { summary_text: done.summary_text, summary_upto: done.summary_upto } : undefined;
           },

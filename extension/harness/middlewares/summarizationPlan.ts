@@ -211,8 +211,9 @@ export function trimTextToTokens(text: string, maxTokens: number, keepEnd: boole
 
 /**
  * The summary prompt for `messages` (DeerFlow `_build_summary_prompt`), or a canned summary
- * (`NO_HISTORY_SUMMARY`/`TOO_LONG_SUMMARY`) that needs no model. With `trimTokens`, the new
- * messages keep their beginning within the budget, and an existing summary its end, half each.
+ * (`NO_HISTORY_SUMMARY`/`TOO_LONG_SUMMARY`) that needs no model. With `trimTokens`, the newest
+ * messages that fit are summarized (an existing summary takes half the budget, keeping its end);
+ * a single message longer than the budget keeps its beginning.
  */
 export function buildSummaryPrompt(
   messages: readonly BaseMessage[],
@@ -220,25 +221,25 @@ export function buildSummaryPrompt(
   o: { summaryPrompt: string; trimTokens: number | null; countTokens: TokenCounter },
 ): { prompt: string } | { canned: string } {
   if (messages.length === 0) return { canned: NO_HISTORY_SUMMARY };
+  let summary = previousSummary?.trim() ?? "";
+  const max = o.trimTokens === null ? null : Math.max(1, o.trimTokens);
+  // With an existing summary the new messages get half the budget. The messages are chosen
+  // within THAT budget: choosing them within the whole budget and then cutting their text to
+  // half kept the oldest and dropped the newest, which the summary then claimed to cover.
+  const freshBudget = max === null ? null : summary ? Math.max(1, Math.floor(max / 2)) : max;
   // LangChain's `_trim_messages_for_summary`: the newest messages that fit, at least the last one.
   let trimmed = [...messages];
-  if (o.trimTokens !== null) {
+  if (freshBudget !== null) {
     let start = messages.length - 1;
-    while (start > 0 && o.countTokens(messages.slice(start - 1)) <= o.trimTokens) start--;
+    while (start > 0 && o.countTokens(messages.slice(start - 1)) <= freshBudget) start--;
     trimmed = messages.slice(start);
   }
   const formatted = getBufferString(trimmed);
-  let summary = previousSummary?.trim() ?? "";
   let fresh = formatted;
-  if (o.trimTokens !== null) {
-    const max = Math.max(1, o.trimTokens);
-    if (summary) {
-      const newTokens = Math.max(1, Math.floor(max / 2));
-      summary = trimTextToTokens(summary, Math.max(1, max - newTokens), true, o.countTokens);
-      fresh = trimTextToTokens(formatted, newTokens, false, o.countTokens);
-    } else {
-      fresh = trimTextToTokens(formatted, max, false, o.countTokens);
-    }
+  if (max !== null && freshBudget !== null) {
+    if (summary) summary = trimTextToTokens(summary, Math.max(1, max - freshBudget), true, o.countTokens);
+    // Only a last message longer than the budget by itself is cut here (its start kept).
+    fresh = trimTextToTokens(formatted, freshBudget, false, o.countTokens);
   }
   const parts: string[] = [];
   // Escaped after trimming, so a cut cannot split an entity.

@@ -106,3 +106,18 @@ test("the model's tokenizer is loaded only near a token trigger: far below it th
   assert.equal(summarized.values.summary_text, "SUMMARY-NEAR");
   assert.deepEqual(infos.filter((l) => l.includes("gpt-4o-mini")), ['token counts for model "gpt-4o-mini" use its tokenizer (js-tiktoken o200k_base)']);
 });
+
+test("an error before any summary call (here a summary prompt that is not text) skips the compaction: logged, journaled, the turn goes on", async () => {
+  warnings.length = 0;
+  const broken = (s: Summarization): Summarization => ({ ...s, settings: { ...s.settings, summaryPrompt: undefined as unknown as string } });
+  const agent = agentWith(undefined, broken);
+  server.setScript([{ content: "Answer one." }, { content: "Answer two." }]);
+  await streamTurn(agent, "t-broken", "first question");
+  const out = await streamTurn(agent, "t-broken", "second question");
+  assert.equal(out.error, undefined);
+  assert.equal(out.values.summary_text ?? null, null);
+  assert.equal(out.custom.filter((c) => c.type === "summarization_failed").length, 1);
+  assert.ok(warnings.some((w) => w.startsWith("summarization: skipped:")), warnings.join("\n"));
+  assert.equal(out.messages.at(-1)?.content, "Answer two.");
+  assert.equal(out.messages.length, 4, "nothing left the state");
+});

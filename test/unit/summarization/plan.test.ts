@@ -108,6 +108,20 @@ test("trim_tokens_to_summarize: new messages keep their start, an existing summa
   assert.deepEqual(buildSummaryPrompt([], null, { summaryPrompt: "{messages}", trimTokens: 10, countTokens: count }), { canned: NO_HISTORY_SUMMARY });
 });
 
+test("with an existing summary, the newest messages are the ones summarized within the budget (none it claims to cover is dropped from the end)", () => {
+  const msgs = Array.from({ length: 20 }, (_, i) => human(`h${i}`, `message number ${i} ${"x".repeat(200)}`));
+  const built = buildSummaryPrompt(msgs, `an earlier summary ${"s".repeat(2000)}`, { summaryPrompt: "{messages}", trimTokens: 1000, countTokens: count });
+  assert.ok("prompt" in built);
+  const fresh = built.prompt.slice(built.prompt.indexOf("<new_messages>"));
+  assert.ok(fresh.includes("message number 19 "), "the newest message is summarized");
+  assert.ok(fresh.includes("message number 18 "), "and the one before it");
+  assert.ok(!fresh.includes("message number 0 "), "the oldest fall outside the budget, as LangChain's trim does");
+  // Every message that is in the prompt is whole, and they run without a gap up to the newest.
+  const present = msgs.map((_, i) => fresh.includes(`message number ${i} `));
+  const first = present.indexOf(true);
+  assert.ok(present.slice(first).every(Boolean), JSON.stringify(present));
+});
+
 test("a turn waiting for its tool results (an approval) is never summarized apart from them", () => {
   // h1, ai, h2, ai(call p) — p has no result yet: the cut stays before the waiting AI message.
   const m = [human("h1"), ai("a1", [], "one"), human("h2"), ai("a2", ["p"])];
