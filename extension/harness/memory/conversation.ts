@@ -25,8 +25,10 @@ export function conversationFor(messages: readonly BaseMessage[]): ConversationM
       if (text.trim()) out.push({ role: "assistant", content: text });
     }
   }
-  return out.slice(-MAX_CONVERSATION_MESSAGES).map((m) => ({
-    role: m.role,
-    content: scrubSecrets(m.content.length > MAX_MESSAGE_CHARS ? `${m.content.slice(0, MAX_MESSAGE_CHARS)}…` : m.content) as string,
-  }));
+  // Scrubbed before the cut: a key crossing MAX_MESSAGE_CHARS, cut first, would be too short to
+  // look like a key and its head would be stored.
+  return out.slice(-MAX_CONVERSATION_MESSAGES).map((m) => {
+    const content = scrubSecrets(m.content) as string;
+    return { role: m.role, content: content.length > MAX_MESSAGE_CHARS ? `${content.slice(0, MAX_MESSAGE_CHARS)}…` : content };
+  });
 }

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { applyUpdate, MAX_FACTS, parseUpdate } from "../../../extension/harness/memory/extract.js";
 import { MemoryDocZ, emptyMemory } from "../../../extension/harness/memory/schema.js";
-import { conversationFor } from "../../../extension/harness/memory/conversation.js";
+import { conversationFor, MAX_MESSAGE_CHARS } from "../../../extension/harness/memory/conversation.js";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 
 const now = new Date("2026-02-03T04:05:06.000Z");
@@ -69,4 +69,14 @@ test("the conversation for extraction: user messages and final answers only, scr
     { role: "user", content: "Hi, my key is [redacted]" },
     { role: "assistant", content: "Done." },
   ]);
+});
+
+test("conversationFor scrubs before it truncates: a key crossing the cut leaves no part of it", () => {
+  // The key starts 5 characters before the cut: truncated first, "sk-ab" would be too short to look like a key.
+  const text = `${"x".repeat(MAX_MESSAGE_CHARS - 6)} sk-abcdefghijklmnop1234 and more`;
+  const [m] = conversationFor([new HumanMessage(text)]);
+  assert.ok(m, "the message is kept");
+  assert.ok(!m.content.includes("sk-"), m.content.slice(-40));
+  assert.ok(m.content.endsWith("…"), "still truncated");
+  assert.equal(m.content.length, MAX_MESSAGE_CHARS + 1);
 });
