@@ -38,7 +38,6 @@ const ModelSettingZ = z.object({
 
 const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
 
-/** Reads the settings; `problems` names the entries that were ignored and why. */
 /** `deerflow.summarization.*` (issue 15), each falling back to its contributed default when not a valid value. */
 function summarizationSettings(cfg: vscode.WorkspaceConfiguration): NonNullable<HarnessSettings["summarization"]> {
   const int = (key: string, min: number, fallback: number): number => {
@@ -52,6 +51,22 @@ function summarizationSettings(cfg: vscode.WorkspaceConfiguration): NonNullable<
   };
 }
 
+/**
+ * What a run may spend: `deerflow.subagents.enabled` (up to 6 subagents a run, each with its own
+ * token budget) and `deerflow.maxTokensPerRun` (the cap). Machine scope, read from user/machine
+ * values only (trustedSetting.ts): a cloned repository's .vscode/settings.json must not switch
+ * subagents on nor lift the user's cap.
+ */
+export function runLimitSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): Pick<HarnessSettings, "subagents" | "token_budget"> {
+  const out: Pick<HarnessSettings, "subagents" | "token_budget"> = {};
+  if (trustedSettingValue<unknown>(cfg.inspect<unknown>("subagents.enabled"), false) === true) out.subagents = { enabled: true };
+  // A cap only (issue 15): 0 or anything that is not a whole number of tokens means no budget.
+  const maxTokens = trustedSettingValue<unknown>(cfg.inspect<unknown>("maxTokensPerRun"), 0);
+  if (typeof maxTokens === "number" && Number.isSafeInteger(maxTokens) && maxTokens > 0) out.token_budget = { max_tokens_per_run: maxTokens };
+  return out;
+}
+
+/** Reads the settings; `problems` names the entries that were ignored and why. */
 export function readSettings(workspaceTrusted: boolean): { settings: HarnessSettings; problems: string[] } {
   const cfg = vscode.workspace.getConfiguration(SECTION);
   const problems: string[] = [];
@@ -77,14 +92,10 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
     },
     workspace_trusted: workspaceTrusted,
   };
-  // Not a trust setting: each of a subagent's calls goes through the same approval policy.
-  if (cfg.get<boolean>("subagents.enabled") === true) settings.subagents = { enabled: true };
+  Object.assign(settings, runLimitSettings(cfg));
   // Machine scope, read from user/machine values only (trustedSetting.ts): a workspace must not
   // switch on sending its conversations to extraction, nor turn the user's memory off for itself.
   settings.memory = { enabled: trustedSettingValue<unknown>(cfg.inspect<unknown>("memory.enabled"), true) !== false };
-  // A cap only (issue 15): 0 or anything that is not a whole number of tokens means no budget.
-  const maxTokens = cfg.get<unknown>("maxTokensPerRun");
-  if (typeof maxTokens === "number" && Number.isSafeInteger(maxTokens) && maxTokens > 0) settings.token_budget = { max_tokens_per_run: maxTokens };
   settings.summarization = summarizationSettings(cfg);
   const approval = approvalSettings(cfg);
   if (Object.keys(approval).length > 0) settings.approval = approval;

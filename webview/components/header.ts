@@ -129,7 +129,8 @@ const formatTokens = (n: number): string => n.toLocaleString("en-US");
 export function formatCost(u: UsageView): string {
   if (!u.cost) return "cost unknown";
   const a = u.cost.amount;
-  const text = a === 0 ? "0.00" : a < 0.01 ? a.toPrecision(2) : a.toFixed(2);
+  // Two significant digits below a cent, never exponent notation ($5.0e-7).
+  const text = a === 0 ? "0.00" : a < 0.01 ? a.toLocaleString("en-US", { minimumSignificantDigits: 2, maximumSignificantDigits: 2 }) : a.toFixed(2);
   return `≈ $${text} (est.)`;
 }
 

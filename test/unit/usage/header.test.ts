@@ -13,6 +13,8 @@ test("a run's usage in words: cached and reasoning only where non-zero, the esti
   assert.equal(describeUsage({ input_tokens: 600, output_tokens: 30, total_tokens: 630, cached_tokens: 0, reasoning_tokens: 0, cost: null }), "600 in · 30 out · cost unknown");
   assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 12.345, currency: "USD" } }), "≈ $12.35 (est.)");
   assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 0, currency: "USD" } }), "≈ $0.00 (est.)");
+  assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 0.0000005, currency: "USD" } }), "≈ $0.00000050 (est.)", "no exponent notation");
+  assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 0.0053, currency: "USD" } }), "≈ $0.0053 (est.)");
 });
 
 test("wire usage is checked: malformed numbers are no usage, a malformed cost is unknown", () => {

@@ -2,6 +2,7 @@
 import * as assert from "node:assert/strict";
 import * as vscode from "vscode";
 import { deerflow, folderPath, harnessReady, next } from "./helpers.js";
+import { runLimitSettings } from "../../../extension/host/settings.js";
 
 describe("settings", () => {
   const cfg = (): vscode.WorkspaceConfiguration => vscode.workspace.getConfiguration("deerflow");
@@ -71,6 +72,22 @@ describe("settings", () => {
     const off = next(api.harness.onDidConfigure, (c) => c.settings.token_budget === undefined, "harness/configure without a budget");
     await cfg().update("maxTokensPerRun", 0, vscode.ConfigurationTarget.Global);
     await off;
+    await cfg().update("maxTokensPerRun", undefined, vscode.ConfigurationTarget.Global);
+  });
+
+  it("a workspace cannot switch subagents on nor lift the budget: only user/machine values count", async () => {
+    await cfg().update("maxTokensPerRun", 5000, vscode.ConfigurationTarget.Global);
+    // VS Code keeps machine-scoped settings out of workspace files; were one reported anyway,
+    // runLimitSettings() takes the user's (and remote/machine) values only.
+    const real = cfg();
+    const fromWorkspace: Record<string, unknown> = { "subagents.enabled": true, maxTokensPerRun: 0 };
+    const widened: Pick<vscode.WorkspaceConfiguration, "inspect"> = {
+      inspect: <T>(key: string) => {
+        const i = real.inspect<T>(key);
+        return i && { ...i, workspaceValue: fromWorkspace[key] as T, workspaceFolderValue: fromWorkspace[key] as T };
+      },
+    };
+    assert.deepEqual(runLimitSettings(widened), { token_budget: { max_tokens_per_run: 5000 } });
     await cfg().update("maxTokensPerRun", undefined, vscode.ConfigurationTarget.Global);
   });
 });
