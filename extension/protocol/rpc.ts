@@ -253,9 +253,10 @@ export interface HostToHarness {
     result: { approval: DevContainerApproval; retried?: { run_id: string; thread_id: string } };
   };
   /** Long-term memory (issue 15): the stored document (error `memory_invalid` when the file is broken) and how many extractions wait. */
-  "memory/get": { params: Record<string, never>; result: { memory: MemoryDocumentView; queued: number } };
+  /** `version`: the stored file's modification time (0 before the first write); the editor's save-conflict check. */
+  "memory/get": { params: Record<string, never>; result: { memory: MemoryDocumentView; queued: number; version: number } };
   /** Replaces the whole document: validated (refused with `memory_invalid` and the field at fault, nothing changed), scrubbed of secrets. */
-  "memory/set": { params: { memory: unknown }; result: { memory: MemoryDocumentView } };
+  "memory/set": { params: { memory: unknown }; result: { memory: MemoryDocumentView; version: number } };
   /** Forget everything: the document emptied, queued extractions dropped. */
   "memory/clear": { params: Record<string, never>; result: null };
 }

@@ -12,7 +12,7 @@
  *   validated, then written atomically (temp file + rename), so a crash leaves the old or the new
  *   document, never half of one.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { HarnessError, errorMessage } from "../errors.js";
@@ -61,6 +61,19 @@ export function writeMemory(dataDir: string, doc: MemoryDoc): MemoryDoc {
     throw new HarnessError("storage", `Cannot write the memory file ${file}: ${errorMessage(err)}`, { cause: err });
   }
   return clean;
+}
+
+/**
+ * Which version of the memory file is stored: its modification time (0 before the first write).
+ * The editor's file system reports it as the document's mtime, so a save over a document the
+ * harness rewrote meanwhile (an extraction) is a save conflict, not a silent overwrite.
+ */
+export function memoryVersion(dataDir: string): number {
+  try {
+    return statSync(memoryFile(dataDir)).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 /** Forget everything: an empty document replaces whatever was there, broken or not. */

@@ -15,7 +15,7 @@ import { MemoryService } from "../memory/service.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 import type { MemoryRunModel } from "../memory/service.js";
 import type { BaseMessage } from "@langchain/core/messages";
-import { clearMemory, parseMemory, readMemory, writeMemory } from "../memory/store.js";
+import { clearMemory, memoryVersion, parseMemory, readMemory, writeMemory } from "../memory/store.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
@@ -74,13 +74,14 @@ export class ServerMemory {
   }
 
   get(): RequestResult<"memory/get"> {
-    return { memory: readMemory(this.session.dataDir), queued: this.service.queued() };
+    return { memory: readMemory(this.session.dataDir), queued: this.service.queued(), version: memoryVersion(this.session.dataDir) };
   }
 
   set(p: RequestParams<"memory/set">): RequestResult<"memory/set"> {
     // Validated before anything is written: a broken document is refused and loses nothing.
     const doc = parseMemory(p.memory, "the submitted document");
-    return { memory: writeMemory(this.session.dataDir, doc) };
+    const memory = writeMemory(this.session.dataDir, doc);
+    return { memory, version: memoryVersion(this.session.dataDir) };
   }
 
   clear(): RequestResult<"memory/clear"> {

@@ -11,7 +11,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, watch } from "node:fs";
+import { existsSync, readFileSync, watch, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { startModelServer } from "../../fixtures/modelServer.js";
@@ -27,6 +27,8 @@ import { MEMORY_UPDATE_PROMPT_HEAD } from "../../../extension/harness/memory/ext
 
 const FACT = "The user's favourite editor theme is Solarized Dark.";
 const EDITED = "The user's favourite editor theme is Gruvbox Light.";
+const EXTERNAL = "The user deploys on Fridays.";
+const SECRET = "sk-abcdefghijklmnop1234";
 
 const isExtraction = (req: RecordedRequest): boolean =>
   (req.body?.messages ?? []).some((m) => m.role === "system" && typeof m.content === "string" && m.content.startsWith(MEMORY_UPDATE_PROMPT_HEAD));
@@ -142,5 +144,47 @@ describe(`DeerFlow memory in VS Code (code-server ${defaultCodeServer()} + chrom
       assert.deepEqual(cliShow(dataDir).facts, []);
       await shows(editorText('"facts": []'), "the open memory editor reloaded, empty");
       await screenshot(page, "memory-04-forgotten");
+    }));
+
+  test("a save over facts the harness wrote since the editor read them is VS Code's save conflict; a scrubbed save reloads the editor", () =>
+    step("conflict-scrub", async () => {
+      const page = df!.page;
+      // The editor is open and saved (the previous test). The file is rewritten from outside, as
+      // an extraction does: a valid document with one more fact. Nothing tells the editor.
+      await shows(page.locator(".tabs-container .tab:not(.dirty)", { hasText: "memory.json" }), "the memory editor open and saved");
+      const doc = JSON.parse(readFileSync(memoryFile, "utf8")) as { facts: unknown[] };
+      const now = new Date().toISOString();
+      doc.facts.push({ id: "fact_external", content: EXTERNAL, category: "context", confidence: 0.9, createdAt: now, source: "thread-external" });
+      writeFileSync(memoryFile, `${JSON.stringify(doc, null, 2)}\n`);
+      assert.deepEqual(cliShow(dataDir).facts.map((f) => f.content), [EXTERNAL], "the external write is a valid memory");
+
+      // Edit and save in the editor: VS Code's own "newer" conflict, the external fact kept.
+      await page.locator(".monaco-editor .view-lines").first().click();
+      await page.keyboard.press("Control+End");
+      await page.keyboard.press("Enter");
+      await page.keyboard.press("Control+S");
+      await shows(page.locator(".notifications-toasts .notification-list-item", { hasText: "newer" }), "VS Code's save conflict (the file is newer)");
+      assert.deepEqual(cliShow(dataDir).facts.map((f) => f.content), [EXTERNAL], "the external fact is still stored");
+      await screenshot(page, "memory-05-conflict");
+      await runCommand(page, "File: Revert File");
+      await shows(editorText(EXTERNAL), "the reverted editor showing the external fact");
+      await shows(page.locator(".tabs-container .tab:not(.dirty)", { hasText: "memory.json" }), "the memory editor reverted (not dirty)");
+
+      // A fact with a secret: stored redacted, and the editor reloads what was stored.
+      await page.keyboard.press("Control+H");
+      const find = page.locator(".find-widget textarea[aria-label='Find'], .find-widget input[aria-label='Find']").first();
+      const replace = page.locator(".find-widget textarea[aria-label='Replace'], .find-widget input[aria-label='Replace']").first();
+      await find.fill("deploys on Fridays");
+      await replace.fill(`uses the key ${SECRET}`);
+      await page.locator(".find-widget [aria-label^='Replace All']").first().click();
+      await page.keyboard.press("Escape");
+      await shows(editorText(SECRET), "the secret typed in the editor");
+      await page.keyboard.press("Control+S");
+      const stored = await memoryFileWhere(memoryFile, (t) => t.includes("uses the key"));
+      assert.ok(stored.includes("The user uses the key [redacted]") && !stored.includes(SECRET), stored);
+      await shows(editorText("uses the key [redacted]"), "the editor reloaded with what was stored ([redacted])");
+      await shows(page.locator(".tabs-container .tab:not(.dirty)", { hasText: "memory.json" }), "the memory editor not dirty after the scrubbed save");
+      assert.equal(await page.locator(".monaco-editor .view-lines", { hasText: SECRET }).count(), 0, "the secret is gone from the editor");
+      await screenshot(page, "memory-06-scrubbed");
     }));
 });
