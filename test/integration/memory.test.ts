@@ -111,6 +111,12 @@ test("a fact stated in thread 1 is in the <memory> block of thread 2's first req
   assert.equal(cleared.code, 0, cleared.stderr);
   assert.deepEqual((await show(d)).doc!.facts, []);
 
+  // Forget reaches existing threads: thread 2's snapshot held the fact; its next run has none.
+  const t2c = await run(d, script([{ content: "Forgotten." }], () => update([])), "Anything left?", ["--thread", t2.threadId]);
+  assert.equal(t2c.code, 0, t2c.stderr);
+  assert.equal(memoryBlock(t2c.lead[0]!), undefined, "a cleared memory is not re-sent in an older thread");
+  assert.ok(!JSON.stringify(t2c.lead[0]!.body).includes("Zephyr-42"), "no forgotten fact reaches the provider");
+
   // Thread 3: nothing to inject.
   const t3 = await run(d, script([{ content: "Hi." }], () => update([])), "Do you know me?");
   assert.equal(t3.code, 0, t3.stderr);

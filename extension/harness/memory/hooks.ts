@@ -13,6 +13,8 @@ import type { MemoryRunModel, MemoryService } from "./service.js";
 export interface MemoryRunHooks {
   /** The `<memory>` reminder, counted with the run model's tokenizer where one is known (models/tokenCount.ts). */
   injection(): Promise<string>;
+  /** The memory's generation (memory/store.ts): a thread's snapshot is rendered again when it changed. */
+  generation(): string;
   /** The thread's conversation so far, after a run: replaces what the thread had waiting. */
   afterRun(messages: readonly BaseMessage[]): void;
   /** Messages about to be summarized: queued on their own, never merged. */
@@ -31,6 +33,7 @@ export function memoryRunHooks(service: MemoryService, threadId: string, model: 
       // The counter adds a message's framing (a few tokens); the block is one message anyway.
       return service.injection((text) => count([new HumanMessage(text)]));
     },
+    generation: () => service.generation(),
     afterRun: (messages) => {
       service.enqueue(threadId, "conversation", conversationFor(messages), queued);
       onQueued?.();

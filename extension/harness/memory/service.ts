@@ -20,7 +20,7 @@ import type { HarnessConfig } from "../config/harnessConfig.js";
 import { createChatModel, resolveModel, type ResolvedModel } from "../models/factory.js";
 import { errorMessage } from "../errors.js";
 import { MemoryQueue, type ConversationMessage, type QueueEntry } from "./queue.js";
-import { readMemory, writeMemory } from "./store.js";
+import { memoryGeneration, readMemory, writeMemory } from "./store.js";
 import { applyUpdate, extractUpdate } from "./extract.js";
 import { estimateTokens, memoryReminder, renderMemory, type TokenCounter } from "./render.js";
 import type { MemoryConfig } from "./config.js";
@@ -98,6 +98,11 @@ export class MemoryService {
       this.o.log.warn(`memory: not injected: ${errorMessage(err)}`);
       return "";
     }
+  }
+
+  /** The memory's generation (store.ts): changes on an explicit user change only. */
+  generation(): string {
+    return memoryGeneration(this.o.dataDir);
   }
 
   enqueue(threadId: string, kind: "conversation" | "flush", messages: ConversationMessage[], model: MemoryRunModel): void {

@@ -76,7 +76,44 @@ export function memoryVersion(dataDir: string): number {
   }
 }
 
-/** Forget everything: an empty document replaces whatever was there, broken or not. */
+/** Forget everything: an empty document replaces whatever was there, broken or not. A new generation. */
 export function clearMemory(dataDir: string): MemoryDoc {
-  return writeMemory(dataDir, emptyMemory());
+  const doc = writeMemory(dataDir, emptyMemory());
+  bumpMemoryGeneration(dataDir);
+  return doc;
+}
+
+/**
+ * The memory's generation: changed by an explicit user change only (`memory clear`, Forget, a
+ * document saved with `memory/set`), never by an extraction. A thread's memory snapshot
+ * (DynamicContext) records the generation it was rendered at and is rendered again when it
+ * changed, so forgotten facts stop reaching the provider in older threads too, while an
+ * extraction never changes an existing thread's prefix. A sidecar (`memory/generation`), so the
+ * DeerFlow-shaped document stays as it is; "0" before the first explicit change.
+ */
+export function memoryGenerationFile(dataDir: string): string {
+  return join(memoryDir(dataDir), "generation");
+}
+
+export function memoryGeneration(dataDir: string): string {
+  try {
+    return readFileSync(memoryGenerationFile(dataDir), "utf8").trim() || "0";
+  } catch {
+    return "0";
+  }
+}
+
+export function bumpMemoryGeneration(dataDir: string): string {
+  const generation = randomUUID();
+  mkdirSync(memoryDir(dataDir), { recursive: true, mode: 0o700 });
+  const file = memoryGenerationFile(dataDir);
+  const tmp = `${file}.${randomUUID()}.tmp`;
+  try {
+    writeFileSync(tmp, `${generation}\n`, { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw new HarnessError("storage", `Cannot write the memory generation ${file}: ${errorMessage(err)}`, { cause: err });
+  }
+  return generation;
 }

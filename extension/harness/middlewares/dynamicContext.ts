@@ -23,6 +23,11 @@
  *   and must not gain system authority. A thread that already had a run when memory came on
  *   gets nothing (DeerFlow injects into the first turn only); a run with memory off injects
  *   nothing, whatever the snapshot holds.
+ *   The snapshot records the memory's generation (`_memory_generation`, memory/store.ts), which
+ *   only an explicit user change moves (`memory clear`, Forget, a document saved in the editor),
+ *   never an extraction. When it moved, `beforeAgent` renders the memory again: after a Forget an
+ *   older thread sends no forgotten fact (an empty memory → no block), after an edit it sends the
+ *   edited memory. So a thread's prefix changes only when the user changed the memory.
  * The date is the harness process's local date, as DeerFlow's `datetime.now()`.
  */
 import { createMiddleware } from "langchain";
@@ -45,12 +50,12 @@ export function dateReminder(now: Date): string {
 }
 
 /** `""`: the thread's first run had no memory to give (or memory was off); undefined: not decided yet. */
-const memoryState = new StateSchema({ _memory_context: z.string().nullable().optional() });
+const memoryState = new StateSchema({ _memory_context: z.string().nullable().optional(), _memory_generation: z.string().nullable().optional() });
 
 export interface DynamicContextOptions {
   clock?: () => Date;
   /** Memory is on for this run: the reminder for a thread's first run (memory/hooks.ts). */
-  memory?: { injection(): Promise<string> };
+  memory?: { injection(): Promise<string>; generation?(): string };
 }
 
 export function dynamicContextMiddleware(options: DynamicContextOptions = {}) {
@@ -60,11 +65,18 @@ export function dynamicContextMiddleware(options: DynamicContextOptions = {}) {
     name: "DynamicContextMiddleware",
     stateSchema: memoryState,
     beforeAgent: async (state) => {
-      const s = state as { messages?: BaseMessage[]; _memory_context?: string | null };
-      if (!memory || typeof s._memory_context === "string") return undefined;
+      const s = state as { messages?: BaseMessage[]; _memory_context?: string | null; _memory_generation?: string | null };
+      if (!memory) return undefined;
+      // A snapshot from before generations were recorded counts as "0" (no explicit change yet).
+      const generation = memory.generation?.() ?? "0";
+      if (typeof s._memory_context === "string") {
+        if ((s._memory_generation ?? "0") === generation) return undefined;
+        // The user changed the memory (Forget, an edit): the thread gets what is stored now.
+        return { _memory_context: await memory.injection(), _memory_generation: generation };
+      }
       // Not the thread's first run: it never had memory, and must not start now (prefix stability).
       const first = !(s.messages ?? []).some((m) => AIMessage.isInstance(m));
-      return { _memory_context: first ? await memory.injection() : "" };
+      return { _memory_context: first ? await memory.injection() : "", _memory_generation: generation };
     },
     wrapModelCall: (request, handler) => {
       const messages = [...request.messages];

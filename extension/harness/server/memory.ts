@@ -15,7 +15,7 @@ import { MemoryService } from "../memory/service.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 import type { MemoryRunModel } from "../memory/service.js";
 import type { BaseMessage } from "@langchain/core/messages";
-import { clearMemory, memoryVersion, parseMemory, readMemory, writeMemory } from "../memory/store.js";
+import { bumpMemoryGeneration, clearMemory, memoryVersion, parseMemory, readMemory, writeMemory } from "../memory/store.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
@@ -81,6 +81,8 @@ export class ServerMemory {
     // Validated before anything is written: a broken document is refused and loses nothing.
     const doc = parseMemory(p.memory, "the submitted document");
     const memory = writeMemory(this.session.dataDir, doc);
+    // An explicit user change: threads render their memory snapshot again (DynamicContext).
+    bumpMemoryGeneration(this.session.dataDir);
     return { memory, version: memoryVersion(this.session.dataDir) };
   }
 
