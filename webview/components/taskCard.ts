@@ -72,7 +72,12 @@ export function cardStatus(c: ToolCallView, runEnded: boolean): CardStatus {
   const sub = c.result?.subagent?.status;
   if (sub && SUBAGENT_STATUSES.has(sub)) return sub as CardStatus;
   if (sub === "polling_timed_out") return "timed_out";
-  if (c.task) return c.task.status === "running" && runEnded && !c.result ? "unanswered" : c.task.status;
+  // Events in view say running, but the run is over: its result (if any) is the last word.
+  if (c.task) {
+    if (c.task.status !== "running" || !runEnded) return c.task.status;
+    if (!c.result) return "unanswered";
+    return c.result.status === "error" ? "failed" : "completed";
+  }
   if (c.result) return c.result.status === "error" ? "failed" : "completed";
   return runEnded ? "unanswered" : "pending";
 }

@@ -8,6 +8,7 @@ import { initialState, reduce } from "../../../webview/store.js";
 import type { PanelState } from "../../../webview/store.js";
 import type { HostToWebview } from "../../../extension/protocol/webview.js";
 import type { ToolCallView } from "../../../webview/model/types.js";
+import { cardStatus } from "../../../webview/components/taskCard.js";
 import { ai, custom, events, human, metadata, resetSeq, stateMsg, toolMsg, update } from "../webview/fixtures.js";
 
 const call = (id: string, description: string) => ({ id, name: "task", args: { description, prompt: "p", subagent_type: "general-purpose" } });
@@ -112,4 +113,14 @@ test("without the task's events (a finished run after a reload) the result's sta
   // A streamed chunk of the same result (no status fields) does not erase them.
   const after = reduce(s, events({ seq: 4, run_id: "r", thread_id: "thread-1", event: "messages", data: [{ type: "tool", id: "t9", tool_call_id: "call_a", name: "task", content: "Task failed. Error: boom" }] }));
   assert.deepEqual(taskCall(after, "call_a").result?.subagent?.status, "failed");
+});
+
+test("a card whose events stopped at running shows the result's outcome once the run has ended, never a spinner", () => {
+  const running = { id: "call_x", name: "task", args: {}, argsText: "", result: undefined, task: { status: "running" } } as unknown as ToolCallView;
+  assert.equal(cardStatus(running, false), "running");
+  assert.equal(cardStatus(running, true), "unanswered");
+  const answered = { ...running, result: { status: "success", content: "Task Succeeded. Result: done" } } as unknown as ToolCallView;
+  assert.equal(cardStatus(answered, true), "completed");
+  const failed = { ...running, result: { status: "error", content: "Task failed. Error: boom" } } as unknown as ToolCallView;
+  assert.equal(cardStatus(failed, true), "failed");
 });
