@@ -3,8 +3,9 @@
  * chromium) against the scripted model server, which reports usage with OpenAI's cached and
  * reasoning details. The configured model is gpt-4o on the scripted endpoint with
  * `pricing_provider: "openai"`, so the harness prices it from the genai-prices table bundled with
- * the pinned package (gpt-4o: $2.50 / M input, $1.25 / M cached input, $10 / M output). A second
- * model on the same endpoint has no provider the table can know: its cost is "cost unknown".
+ * the pinned package (gpt-4o: $2.50 / M input, $1.25 / M cached input, $10 / M output). The
+ * "cost unknown" wording (a model the table cannot know) is covered by the header's unit test
+ * (test/unit/usage/header.test.ts) and the harness's null cost by test/integration/usage.test.ts.
  * Screenshots go to test-results/vscode/<code-server version>/usage-*.png.
  */
 import { after, before, describe, test } from "node:test";
