@@ -8,6 +8,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { HumanMessage } from "@langchain/core/messages";
 import { tokenCounterFor } from "../models/tokenCount.js";
 import { conversationFor } from "./conversation.js";
+import { estimateTokens } from "./render.js";
 import type { MemoryRunModel, MemoryService } from "./service.js";
 
 export interface MemoryRunHooks {
@@ -26,10 +27,14 @@ export function memoryRunHooks(service: MemoryService, threadId: string, model: 
   const { modelId, ...queued } = model;
   return {
     injection: async () => {
-      if (!modelId) return service.injection();
+      // The estimate first: an empty memory, or one far below the budget, never loads a tokenizer
+      // (o200k takes ~1.5 s and ~70 MB). Chars/4 under-counts by at most ~4× (a token is at
+      // least about a character), so below a quarter of the budget every line fits either way.
+      const estimated = service.injection();
+      if (!modelId || !estimated || estimateTokens(estimated) * 4 <= service.settings.max_injection_tokens) return estimated;
       // No tokenizer (its table failed to load): the estimate; memory never fails a run.
       const count = await tokenCounterFor(modelId).catch(() => undefined);
-      if (!count) return service.injection();
+      if (!count) return estimated;
       // The counter adds a message's framing (a few tokens); the block is one message anyway.
       return service.injection((text) => count([new HumanMessage(text)]));
     },
