@@ -32,6 +32,9 @@ export const MAX_ATTEMPTS = 5;
  */
 const LEASE_MS = 60_000;
 const LEASE_RENEW_MS = 15_000;
+/** Re-arming after the queue could not be read: 30 s, doubling, at most 10 minutes. */
+export const SCHEDULE_RETRY_MS = 30_000;
+const SCHEDULE_RETRY_MAX_MS = 600_000;
 
 export interface MemoryLog {
   info(message: string): void;
@@ -69,6 +72,7 @@ export class MemoryService {
   private queueValue: MemoryQueue | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private scheduleFailures = 0;
   private closed = false;
   /** Aborts an extraction in flight when the process stops. */
   private readonly stopping = new AbortController();
@@ -130,9 +134,31 @@ export class MemoryService {
           },
           (err: unknown) => this.o.log.warn(`memory: not updated: ${errorMessage(err)}`),
         )
-        .finally(() => this.schedule());
+        .finally(() => this.rearm());
     }, Math.max(0, next - Date.now()));
     this.timer.unref?.();
+  }
+
+  /**
+   * After a processing round: schedule again. A queue that cannot be read (a locked or broken
+   * database) would otherwise leave no timer armed and extraction stalled until the next run:
+   * logged, and tried again after a back-off (doubling, at most SCHEDULE_RETRY_MAX_MS).
+   */
+  private rearm(): void {
+    try {
+      this.schedule();
+      this.scheduleFailures = 0;
+    } catch (err) {
+      if (this.closed) return;
+      const delay = Math.min(SCHEDULE_RETRY_MS * 2 ** this.scheduleFailures, SCHEDULE_RETRY_MAX_MS);
+      this.scheduleFailures++;
+      this.o.log.warn(`memory: cannot read the update queue, trying again in ${Math.round(delay / 1000)} s: ${errorMessage(err)}`);
+      this.timer = setTimeout(() => {
+        this.timer = undefined;
+        this.rearm();
+      }, delay);
+      this.timer.unref?.();
+    }
   }
 
   /**
