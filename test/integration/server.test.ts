@@ -149,6 +149,39 @@ test("runs/start answers at once; a subscriber gets the streamed events with gap
   }
 });
 
+test("each model of a run gets the key held for its own api_key_env: the title model on another key source never gets the run's key", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const h = await initialized(dataDir);
+  try {
+    const runKey = "sk-run-key-0123456789abcdef";
+    const titleKey = "sk-title-key-0123456789abcdef";
+    const twoModels = settings(model.url, {
+      models: [
+        { name: "scripted", model: "scripted", base_url: model.url, supports_vision: true },
+        { name: "titler", model: "titler-id", base_url: model.url, api_key_env: "TITLE_PROVIDER_KEY" },
+      ],
+      title_model: "titler",
+    });
+    const titleRequest = (r: { requests(): Array<{ body: { model?: string } | null; headers: Record<string, string> }> }) => r.requests().find((q) => q.body?.model === "titler-id");
+
+    // The title model's source holds no key: it gets none (the environment's), not the run's.
+    await h.request("harness/configure", { settings: twoModels, apiKeys: { OPENAI_API_KEY: runKey } });
+    const a = await run(h, workspace, [{ content: "The answer." }, { content: "A Title" }]);
+    assert.equal((a.end.data as { status: string }).status, "success");
+    assert.equal(a.requests().find((q) => q.body?.model === "scripted")!.headers.authorization, `Bearer ${runKey}`);
+    assert.ok(titleRequest(a), "the title model was asked");
+    assert.notEqual(titleRequest(a)!.headers.authorization, `Bearer ${runKey}`, "the run's key went to the title model's endpoint");
+
+    // With its own key held, it gets that one.
+    await h.request("harness/configure", { settings: twoModels, apiKeys: { TITLE_PROVIDER_KEY: titleKey } });
+    const b = await run(h, workspace, [{ content: "The answer." }, { content: "A Title" }]);
+    assert.equal(b.requests().find((q) => q.body?.model === "scripted")!.headers.authorization, `Bearer ${runKey}`);
+    assert.equal(titleRequest(b)!.headers.authorization, `Bearer ${titleKey}`);
+  } finally {
+    await h.close();
+  }
+});
+
 test("a run that ends on a clarification question is announced with needsUser", async () => {
   const { workspace, dataDir } = sandboxDirs();
   const h = await initialized(dataDir);

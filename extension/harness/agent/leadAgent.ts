@@ -20,6 +20,7 @@ import type { BlobStore } from "../store/blobs.js";
 import type { SandboxFiles } from "../sandbox/files.js";
 import { defaultPolicy, type ApprovalPolicy } from "../approvals/policy.js";
 import type { SubagentSettings } from "../subagents/config.js";
+import type { KeyFor } from "../models/factory.js";
 import { subagentPromptSection } from "../subagents/prompt.js";
 import { taskTool } from "../tools/task.js";
 import type { MemoryRunHooks } from "../memory/hooks.js";
@@ -50,7 +51,7 @@ export interface LeadAgentOptions {
    */
   protectedWritesAllowed?: Set<string>;
   /** The run may delegate (issue 14): the `task` tool, SubagentLimit and the prompt section. */
-  subagents?: { settings: SubagentSettings; modelName: string };
+  subagents?: { settings: SubagentSettings; modelName: string; keyFor?: KeyFor };
   /** Long-term memory is on for this run (issue 15): injection at the thread's first run, extraction after each. */
   memory?: MemoryRunHooks;
   /** Tokens this run may use (issue 15; middlewares/tokenBudget.ts); absent or 0 → no budget. */
@@ -95,6 +96,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       taskTool({
         model: o.model,
         modelName: o.subagents.modelName,
+        ...(o.subagents.keyFor ? { keyFor: o.subagents.keyFor } : {}),
         parentTools,
         bashAllowed: bashEnabled,
         settings: o.subagents.settings,

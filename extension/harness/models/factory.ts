@@ -104,6 +104,38 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
   };
 }
 
+/**
+ * Which key one model of a run gets; undefined → createChatModel reads the environment variable its
+ * `api_key_env` names (the CLI's way). One function per run owns the answer (runKeys).
+ */
+export type KeyFor = (m: ResolvedModel) => string | undefined;
+
+/** The same model on the same endpoint, reading the same key. */
+function sameModel(a: ResolvedModel, b: ResolvedModel): boolean {
+  return a.name === b.name && a.model === b.model && a.baseURL === b.baseURL && Boolean(a.adHoc) === Boolean(b.adHoc) && a.apiKeySource === b.apiKeySource;
+}
+
+/**
+ * The one rule for which key goes to which model of a run (lead, title, summary, subagent models):
+ * the run's own key (`--api-key`, or what the host sent for it) goes to the run's own model only;
+ * any other configured model gets the key held for ITS `api_key_env` (`held`: the harness server's
+ * session keys), or none (→ the environment, the CLI); an ad-hoc endpoint (`--base-url`) only ever
+ * gets the key the run itself was given. A key never reaches an endpoint it was not configured for.
+ */
+export function runKeys(runModel: ResolvedModel, runKey: string | undefined, held?: (apiKeySource: string) => string | undefined): KeyFor {
+  return (m) => {
+    if (sameModel(m, runModel) && runKey) return runKey;
+    if (m.adHoc) return undefined;
+    return held?.(m.apiKeySource);
+  };
+}
+
+/** createChatModel's `apiKey` option for `m` when `keyFor` has one (absent → the environment). */
+export function withKey(keyFor: KeyFor | undefined, m: ResolvedModel): { apiKey?: string } {
+  const apiKey = keyFor?.(m);
+  return apiKey ? { apiKey } : {};
+}
+
 export interface ChatModelOptions {
   /** An explicit key (`--api-key`, SecretStorage via the host). Wins over the environment. */
   apiKey?: string;

@@ -16,7 +16,7 @@ import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { HarnessConfig } from "../config/harnessConfig.js";
-import { createChatModel, resolveModel, type ResolvedModel } from "../models/factory.js";
+import { createChatModel, resolveModel, runKeys, withKey, type KeyFor, type ResolvedModel } from "../models/factory.js";
 import {
   compactState,
   summarizationSettings,
@@ -56,10 +56,10 @@ export function resolveSummarization(config: HarnessConfig): RunSummarization {
 /**
  * The middleware's options for a run on `runModel`: the configured summary model first, then the
  * run's own model (DeerFlow `_generation_candidate_names`), thinking off as DeerFlow builds them.
- * `apiKey` is the run's key: it goes to a summary model only when that reads the same key.
+ * `keyFor` gives each its own key (the run's RunContext.keyFor); absent → the environment.
  */
-export function summarizationOptions(s: RunSummarization, runModel: ResolvedModel, apiKey?: string): Omit<SummarizationOptions, "beforeSummarize"> {
-  const build = (m: ResolvedModel) => createChatModel(m, { thinkingEnabled: false, ...(apiKey && m.apiKeySource === runModel.apiKeySource ? { apiKey } : {}) });
+export function summarizationOptions(s: RunSummarization, runModel: ResolvedModel, keyFor?: KeyFor): Omit<SummarizationOptions, "beforeSummarize"> {
+  const build = (m: ResolvedModel) => createChatModel(m, { thinkingEnabled: false, ...withKey(keyFor, m) });
   const candidates: SummaryCandidate[] = [];
   if (s.summaryModel && s.summaryModel.name !== runModel.name) candidates.push({ name: s.summaryModel.name, model: build(s.summaryModel) });
   const run = build(runModel);
@@ -82,7 +82,10 @@ export interface CompactRequest {
   /** The run model (the fallback summary model); absent → the default model. */
   model?: string;
   baseURL?: string;
+  /** The run model's own key (never given to the configured summary model). */
   apiKey?: string;
+  /** The keys held by `api_key_env` name (the harness server's session): a summary model gets its own. */
+  heldKey?: (apiKeySource: string) => string | undefined;
   /** Called with the messages about to be summarized once the summary exists (e.g. a memory flush). */
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
   signal?: AbortSignal;
@@ -123,7 +126,7 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
   if (thread.workspaceFolder !== s.workspaceFolder) throw new HarnessError("workspace_mismatch", `Thread ${req.threadId} belongs to another workspace folder.`);
   const runModel = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
   const options: SummarizationOptions = {
-    ...summarizationOptions(resolveSummarization(s.config), runModel, req.apiKey),
+    ...summarizationOptions(resolveSummarization(s.config), runModel, runKeys(runModel, req.apiKey, req.heldKey)),
     ...(req.beforeSummarize ? { beforeSummarize: req.beforeSummarize } : {}),
   };
   const { manager } = s;

@@ -5,8 +5,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { HarnessConfig } from "../config/harnessConfig.js";
-import { resolveModel } from "../models/factory.js";
-import type { ResolvedModel } from "../models/factory.js";
+import { resolveModel, runKeys } from "../models/factory.js";
+import type { KeyFor, ResolvedModel } from "../models/factory.js";
 import { HarnessError } from "../errors.js";
 import type { ThreadStore } from "../store/threads.js";
 import type { MultitaskStrategy } from "../store/runs.js";
@@ -32,8 +32,13 @@ export interface StartRunRequest {
   model?: string;
   /** The operator's own ad-hoc endpoint (CLI `--base-url`); allowed for that invocation only. */
   baseURL?: string;
-  /** Never stored; held in memory for this run's model client. */
+  /** Never stored; held in memory for this run's model client, and only its. */
   apiKey?: string;
+  /**
+   * The keys the process holds by `api_key_env` name (the harness server's session): each of the
+   * run's other models (title, summary, a custom subagent type's) gets the one for ITS source.
+   */
+  heldKey?: (apiKeySource: string) => string | undefined;
   planMode?: boolean;
   /** Register the `task` tool for this run (CLI `--subagents`); absent → the config's `subagents.enabled`. */
   subagents?: boolean;
@@ -55,7 +60,8 @@ export interface RunContext {
   model: ResolvedModel;
   /** The configured title model (`title_model`), if any: TitleMiddleware's LLM. */
   titleModel?: ResolvedModel;
-  apiKey?: string;
+  /** Which key each of the run's models gets (models/factory.ts runKeys); never stored. */
+  keyFor: KeyFor;
   planMode: boolean;
   /** Present when the run may delegate to subagents (issue 14): the `task` tool's limits. */
   subagents?: SubagentSettings;
@@ -186,7 +192,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       dirs,
       model,
       ...(titleModel ? { titleModel } : {}),
-      ...(req.apiKey ? { apiKey: req.apiKey } : {}),
+      keyFor: runKeys(model, req.apiKey, req.heldKey),
       planMode,
       ...((req.subagents ?? s.config.subagents.enabled) ? { subagents: subagentSettings(s.config.subagents, (name) => resolveModel(s.config, { name })) } : {}),
       summarization: resolveSummarization(s.config),

@@ -18,7 +18,6 @@ import { statSync } from "node:fs";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel } from "../models/factory.js";
-import type { ResolvedModel } from "../models/factory.js";
 import { HarnessError, errorMessage } from "../errors.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { ThreadStore } from "../store/threads.js";
@@ -60,15 +59,13 @@ export interface LaunchServices {
   memory?: MemoryWiring;
 }
 
-export interface LaunchRequest extends Omit<StartRunRequest, "files" | "apiKey"> {
+export interface LaunchRequest extends Omit<StartRunRequest, "files"> {
   /** Host files to copy into the thread's uploads folder. */
   uploads?: readonly string[];
   /** Files already in the uploads folder (a retried run's). */
   files?: UploadedFile[];
   /** Create the thread row when it does not exist (the CLI's `--thread` of a new thread). */
   createThread?: boolean;
-  /** The model's key, known only once the model is resolved (the panel's stored keys). */
-  apiKey?: string | ((model: ResolvedModel) => string | undefined);
 }
 
 export interface Launched {
@@ -101,16 +98,15 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
     }
     if (!isFile) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
   }
-  const model = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
+  resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
 
   // 2. Preparation.
   if (req.createThread && !s.threads.get(req.threadId)) s.threads.create({ threadId: req.threadId, workspaceFolder: s.workspaceFolder });
   const sandbox = s.sandbox();
   const files = [...(req.files ?? []), ...copyUploads(ensureThreadDirs(s.workspaceFolder, req.threadId), req.uploads ?? [])];
-  const apiKey = typeof req.apiKey === "function" ? req.apiKey(model) : req.apiKey;
 
   // 3. The choke point.
-  const { uploads: _u, createThread: _c, apiKey: _k, files: _f, ...rest } = req;
+  const { uploads: _u, createThread: _c, files: _f, ...rest } = req;
   const { admission, context } = startRun(
     {
       workspaceFolder: s.workspaceFolder,
@@ -120,7 +116,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
       allowHostCommands: sandbox.allowHostCommands,
       approvalPolicy: resolvePolicy(sandbox.kind, s.approval),
     },
-    { ...rest, files, ...(apiKey ? { apiKey } : {}) },
+    { ...rest, files },
   );
   // The same idempotency key: the same run, never a second execution.
   if (admission.existing) return { admission, context, sandbox };

@@ -12,7 +12,7 @@ import type { SandboxProvider } from "../sandbox/provider.js";
 import type { RunManager, Admission } from "./manager.js";
 import type { RunContext } from "./gateway.js";
 import { buildLeadAgent } from "../agent/leadAgent.js";
-import { createChatModel, thinkingFromContext } from "../models/factory.js";
+import { createChatModel, thinkingFromContext, withKey } from "../models/factory.js";
 import { runTurn, RunAbort } from "./runTurn.js";
 import { summarizationOptions } from "./compaction.js";
 import { withCost } from "./usage.js";
@@ -98,7 +98,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
         )
       : undefined;
     const agent = buildLeadAgent({
-      model: createChatModel(ctx.model, { ...(ctx.apiKey ? { apiKey: ctx.apiKey } : {}), ...thinkingFromContext(ctx.context) }),
+      model: createChatModel(ctx.model, { ...withKey(ctx.keyFor, ctx.model), ...thinkingFromContext(ctx.context) }),
       supportsVision: ctx.model.supportsVision,
       dirs: ctx.dirs,
       sandboxProvider: s.sandboxProvider,
@@ -108,15 +108,16 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       blobs: s.blobs,
       checkpointer: s.checkpointer,
       planMode: ctx.planMode,
-      ...(ctx.subagents ? { subagents: { settings: ctx.subagents, modelName: ctx.model.name } } : {}),
+      ...(ctx.subagents ? { subagents: { settings: ctx.subagents, modelName: ctx.model.name, keyFor: ctx.keyFor } } : {}),
       // Memory (issue 15): injection, extraction after the turn, and DeerFlow's memory_flush_hook —
       // what a compaction is about to summarize is queued for extraction first (lead only).
       ...(memory ? { memory, beforeSummarize: (messages: BaseMessage[]) => Promise.resolve(memory.flush(messages)) } : {}),
       ...(ctx.maxTokensPerRun ? { maxTokensPerRun: ctx.maxTokensPerRun } : {}),
-      ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.apiKey) } : {}),
+      ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.keyFor) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
       approvalPolicy: ctx.approvalPolicy,
-      ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, ctx.apiKey ? { apiKey: ctx.apiKey } : {}) } : {}),
+      // Its own key (by its api_key_env), never the run's: the title model may be another endpoint.
+      ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, withKey(ctx.keyFor, ctx.titleModel)) } : {}),
     });
     let result: WorkerResult;
     try {

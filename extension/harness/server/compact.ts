@@ -23,12 +23,12 @@ export async function compactThreadRpc(
   if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; compact it again in a moment.");
   const config = session.config;
   const model = resolveModel(config, p.model ? { name: p.model } : {});
-  const apiKey = session.apiKey(model.apiKeySource);
   // Memory on: what the summary covers is queued for extraction first (DeerFlow's memory_flush_hook).
   const beforeSummarize = memory.beforeSummarize(p.threadId, { name: model.name });
   const result = await compactThread(
     { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, checkpointer: ws.store.checkpointer, config },
-    { threadId: p.threadId, model: model.name, ...(apiKey ? { apiKey } : {}), ...(beforeSummarize ? { beforeSummarize } : {}) },
+    // The run model and a configured summary model each get the key held for their own api_key_env.
+    { threadId: p.threadId, model: model.name, heldKey: (source) => session.apiKey(source), ...(beforeSummarize ? { beforeSummarize } : {}) },
   );
   log.info(
     result.compacted

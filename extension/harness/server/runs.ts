@@ -101,7 +101,7 @@ export class Runs {
   }
 
   /** The launcher (all preparation, startRun, the worker), for runs/start and the retry after an approval. */
-  private launch(ws: OpenWorkspace, p: Omit<LaunchRequest, "apiKey" | "createThread" | "context" | "baseURL">): RequestResult<"runs/start"> {
+  private launch(ws: OpenWorkspace, p: Omit<LaunchRequest, "apiKey" | "heldKey" | "createThread" | "context" | "baseURL">): RequestResult<"runs/start"> {
     if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
     const config = this.session.config;
     const memory = this.memory?.wiring();
@@ -119,7 +119,8 @@ export class Runs {
         ...(this.session.settings.approval ? { approval: this.session.settings.approval } : {}),
         ...(memory ? { memory } : {}),
       },
-      { ...p, planMode: p.planMode ?? false, apiKey: (model) => this.session.apiKey(model.apiKeySource) },
+      // Every model of the run (lead, title, summary, subagent types) gets the key held for its own api_key_env.
+      { ...p, planMode: p.planMode ?? false, heldKey: (source) => this.session.apiKey(source) },
       { onCrash: (runId, err) => this.log.error(`Run ${runId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`) },
     );
     const { admission, context, sandbox, done } = launched;

@@ -1,8 +1,9 @@
 /**
  * What the host told this harness process: where its data lives, the user's settings, and the API
- * keys. Keys live only here, in memory: never written to disk, never logged, never sent back; a
- * run's model client gets its key at start (startRun's apiKey), looked up by the model's
- * `api_key_env` name, so the host can hold keys for several providers.
+ * keys. Keys live only here, in memory: never written to disk, never logged, never sent back;
+ * each model a run uses (lead, title, summary, a subagent type's) gets the key held for its own
+ * `api_key_env` name (startRun's heldKey → RunContext.keyFor), so the host can hold keys for several
+ * providers and none reaches another provider's endpoint.
  */
 import { isAbsolute } from "node:path";
 import type { HarnessSettings } from "../../protocol/rpc.js";

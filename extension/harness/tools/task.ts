@@ -20,7 +20,7 @@ import type { BaseChatModel } from "@langchain/core/language_models/chat_models"
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { z } from "zod";
 import { availableSubagents, limitsFor, subagentType, type SubagentSettings, type SubagentType } from "../subagents/config.js";
-import { createChatModel } from "../models/factory.js";
+import { createChatModel, withKey, type KeyFor } from "../models/factory.js";
 import { formatSubagentResult, subagentAdditionalKwargs, type SubagentOutcome, type SubagentUsage } from "../subagents/statusContract.js";
 import { runSubagent, type SubagentRunRequest, type TaskEventWriter } from "../subagents/executor.js";
 
@@ -53,6 +53,8 @@ Do not delegate dependent steps to parallel subagents, work that needs the user,
 export interface TaskToolDeps {
   model: BaseChatModel;
   modelName: string;
+  /** Which key a custom type's own model gets (the run's RunContext.keyFor); absent → the environment. */
+  keyFor?: KeyFor;
   /** The lead's own tools (not middleware tools): what a subagent type picks from. */
   parentTools: readonly StructuredToolInterface[];
   /** Host bash allowed, or a sandbox that is its own boundary (DeerFlow `is_host_bash_allowed`). */
@@ -85,8 +87,12 @@ export function taskTool(deps: TaskToolDeps) {
       const own = deps.settings.models[type.name];
       if (own && "error" in own) return answer(toolCallId, { status: "failed", error: own.error });
       // A custom type's own model, thinking off as DeerFlow runs subagents. Its key comes from its
-      // own source (its api_key_env): the lead's key (a host secret) is never sent to another endpoint.
-      const model = own && own.resolved.name !== deps.modelName ? { model: createChatModel(own.resolved, { thinkingEnabled: false }), modelName: own.resolved.name } : { model: deps.model, modelName: deps.modelName };
+      // own source (its api_key_env, held by the harness server or in the environment): the lead's
+      // key is never sent to another endpoint.
+      const model =
+        own && own.resolved.name !== deps.modelName
+          ? { model: createChatModel(own.resolved, { thinkingEnabled: false, ...withKey(deps.keyFor, own.resolved) }), modelName: own.resolved.name }
+          : { model: deps.model, modelName: deps.modelName };
 
       const tools = deps.parentTools.filter((t) => (type.tools ? type.tools.includes(t.name) : !type.disallowed.includes(t.name)));
       const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: string[] | null };
