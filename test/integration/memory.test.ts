@@ -14,6 +14,7 @@ import { runCli, sandboxDirs, scriptedRunArgs, spawnCli, useModelServer } from "
 import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 import type { Dirs } from "./helpers/cli.js";
 import { MEMORY_UPDATE_PROMPT_HEAD } from "../../extension/harness/memory/extract.js";
+import { MemoryQueue } from "../../extension/harness/memory/queue.js";
 
 const server = useModelServer();
 
@@ -374,6 +375,31 @@ test("durable queue: a CLI killed while it extracts loses nothing; the harness s
     await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url) });
     await h.waitNote("log/message", (p) => p.message === "memory: updated (1 facts)");
     assert.deepEqual((await h.request("memory/get", {})).memory.facts.map((f) => f.content), ["The user collects vintage maps."]);
+  } finally {
+    await h.close();
+  }
+});
+
+test("harness server: an extraction queued by an ad-hoc CLI run (--base-url) never gets the host's key; a configured model does", async () => {
+  const d = sandboxDirs();
+  const HOST_KEY = "sk-host-held-0123456789abcdef";
+  const h = startHarness({ DEERFLOW_MEMORY_DEBOUNCE_SECONDS: "0" });
+  try {
+    await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url) });
+    await h.request("harness/configure", { settings: settings(server.url), apiKeys: { OPENAI_API_KEY: HOST_KEY } });
+    // What `deerflow run --base-url URL --model adhoc-m` leaves queued (its extraction not yet done).
+    const queue = MemoryQueue.open(d.dataDir);
+    queue.enqueue({ threadId: "adhoc-thread", kind: "conversation", model: "adhoc-m", baseURL: server.url, messages: [{ role: "user", content: "I fly gliders." }], dueAt: Date.now() });
+    queue.close();
+    // A server run queues its own conversation and arms the timer: both entries are extracted.
+    const r = await serverRun(h, d.workspace, script([{ content: "Hi." }], (c) => update(c.includes("gliders") ? [{ content: "The user flies gliders." }] : [])), "Hello.");
+    await h.waitNote("log/message", (p) => typeof p.message === "string" && p.message.startsWith("memory: updated"));
+    const extractions = r.requests().filter(isExtraction);
+    const adhoc = extractions.find((q) => (q.body as { model?: string }).model === "adhoc-m");
+    const configured = extractions.find((q) => (q.body as { model?: string }).model === "scripted");
+    assert.ok(adhoc && configured, `both extractions ran: ${extractions.map((q) => (q.body as { model?: string }).model).join(", ")}`);
+    assert.ok(!(adhoc.headers.authorization ?? "").includes(HOST_KEY), "the host's key never goes to the ad-hoc endpoint");
+    assert.equal(configured.headers.authorization, `Bearer ${HOST_KEY}`, "the configured model gets the key held for its api_key_env");
   } finally {
     await h.close();
   }

@@ -15,6 +15,7 @@ import { clearMemory, memoryFile, readMemory } from "../memory/store.js";
 import { MemoryService } from "../memory/service.js";
 import type { MemoryWiring } from "../memory/hooks.js";
 import { MemoryQueue } from "../memory/queue.js";
+import { memoryKeyFor, type RunKey } from "../memory/keys.js";
 
 const options = { "data-dir": { type: "string" } } as const;
 
@@ -63,11 +64,11 @@ export interface RunMemory {
 /** The data directory's memory for one CLI run; undefined when memory is off (`--no-memory`, `memory.enabled: false`). */
 export function openRunMemory(config: HarnessConfig, dataDir: string, disabled: boolean | undefined): RunMemory | undefined {
   if (disabled || !config.memory.enabled) return undefined;
-  let runKey: { name: string; baseURL: string | undefined; key: string } | undefined;
+  let runKey: RunKey | undefined;
   const service = new MemoryService({
     dataDir,
     config: () => config,
-    apiKeyFor: (m) => (runKey && runKey.name === m.name && runKey.baseURL === m.baseURL ? runKey.key : undefined),
+    apiKeyFor: (m) => memoryKeyFor(m, runKey ? { runKey } : {}),
     log: stderrLog,
   });
   return {

@@ -12,6 +12,7 @@
  */
 import type { RequestParams, RequestResult } from "../../protocol/rpc.js";
 import { MemoryService } from "../memory/service.js";
+import { memoryKeyFor } from "../memory/keys.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 import type { MemoryRunModel } from "../memory/service.js";
 import type { BaseMessage } from "@langchain/core/messages";
@@ -34,7 +35,8 @@ export class ServerMemory {
       this.serviceValue = new MemoryService({
         dataDir: session.dataDir,
         config: () => withDebounceOverride(session.config),
-        apiKeyFor: (model) => session.apiKey(model.apiKeySource),
+        // Never the host's key for an ad-hoc endpoint (an entry a CLI `run --base-url` queued).
+        apiKeyFor: (model) => memoryKeyFor(model, { held: (source) => session.apiKey(source) }),
         log: this.log,
       });
       // Leftovers of an earlier process (a CLI run that was killed, a harness that stopped).
