@@ -269,3 +269,21 @@ test("over RPC (the panel's harness): end carries usage and the thread's total, 
     await h.close();
   }
 });
+
+test("the run's automatic summary calls count toward its token budget, as they count in its usage", async () => {
+  const d = sandboxDirs();
+  config(d, { summarization: { enabled: true, trigger: { type: "messages", value: 3 }, keep: { type: "messages", value: 1 } } });
+  const isSummary = (req: RecordedRequest) => (req.body?.messages ?? []).length === 1 && textOf(req.body!.messages![0]).includes("Messages to summarize:");
+  const first = await run(d, [{ content: "One.", usage: { prompt_tokens: 10, completion_tokens: 5 } }], scriptedRunArgs(server, d, "first"));
+  // Run 2 starts with [h1, a1, h2]: the trigger is crossed, the summary call spends 950 tokens, the
+  // answer 60. The messages alone (60) are far under 1,000; with the summary call the run is over.
+  const answers: ScriptFn = (req) => (isSummary(req) ? { content: "SUMMARY", usage: { prompt_tokens: 900, completion_tokens: 50 } } : { content: "Two.", usage: { prompt_tokens: 40, completion_tokens: 20 } });
+  const r = await run(d, answers, [...scriptedRunArgs(server, d, "second"), "--thread", first.threadId, "--max-tokens", "1000"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(r.requests.map((q) => (isSummary(q) ? "summary" : "lead")), ["summary", "lead"]);
+  assert.equal(r.end.data.usage.total_tokens, 1010);
+  assert.equal(r.end.data.status, "success");
+  assert.equal(r.end.data.stop_reason, "token_capped");
+  const state = await cliState(d, first.threadId);
+  assert.match(state.messages.at(-1).content, /^Two\.\n\n\[TOKEN BUDGET EXCEEDED\] The total token usage \(1,010\) has exceeded the safety limit \(1,000\)/);
+});

@@ -140,6 +140,13 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     allowHostCommands: false,
     protectedWritesAllowed: new Set(),
   };
+  // What this run's summary calls spent: in the run's usage (a custom event) and in its budget.
+  let summaryTokens = 0;
+  const summarization = ctx.summarization && {
+    ...ctx.summarization,
+    ...(ctx.beforeSummarize ? { beforeSummarize: ctx.beforeSummarize } : {}),
+    onUsage: (u: { input_tokens: number; output_tokens: number }) => void (summaryTokens += u.input_tokens + u.output_tokens),
+  };
   const chain: Array<AgentMiddleware | false | undefined> = [
     inputSanitizationMiddleware(), // [1]
     toolOutputBudgetMiddleware(ctx.dirs, ctx.toolOutput), // [2]
@@ -153,7 +160,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(ctx.memory ? { memory: ctx.memory } : {}), // [14]
     ctx.summarization && durableContextMiddleware(), // [17]
-    ctx.summarization && summarizationMiddleware({ ...ctx.summarization, ...(ctx.beforeSummarize ? { beforeSummarize: ctx.beforeSummarize } : {}) }), // [18]
+    summarization && summarizationMiddleware(summarization), // [18]
     ctx.planMode && todoMiddleware(), // [19]
     tokenUsageMiddleware(), // [20]
     titleMiddleware(ctx.titleModel), // [21]
@@ -162,7 +169,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     systemMessageCoalescingMiddleware(), // [26]
     ctx.subagentLimit && subagentLimitMiddleware(ctx.subagentLimit), // [27]
     loopDetectionMiddleware(ctx.loopDetection), // [28]
-    ctx.tokenBudget && ctx.tokenBudget.maxTokens > 0 && tokenBudgetMiddleware(ctx.tokenBudget), // [29]
+    ctx.tokenBudget && ctx.tokenBudget.maxTokens > 0 && tokenBudgetMiddleware({ ...ctx.tokenBudget, spentElsewhere: () => summaryTokens }), // [29]
     terminalResponseMiddleware(), // [32]
     modelLengthFinishReasonMiddleware(), // [33]
     safetyFinishReasonMiddleware(), // [34]

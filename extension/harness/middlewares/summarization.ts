@@ -125,6 +125,8 @@ export interface SummarizationOptions {
   contextWindow?: number;
   /** Called with the messages about to be summarized, once their summary exists (memory flush). */
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
+  /** Each automatic summary call's usage, as it is spent (the run's token budget counts it). */
+  onUsage?: (usage: TokenCounts) => void;
 }
 
 /** The manual path's failure: every candidate failed (DeerFlow `SummaryGenerationError`). */
@@ -296,7 +298,10 @@ export function summarizationMiddleware(o: SummarizationOptions) {
               // Journaled (a `custom` event) as well as logged: the run goes on without compaction.
               onFailure: (attempts) => runtime.writer?.({ type: "summarization_failed", attempts }),
               // The summary model's tokens belong to the run (runs/usage.ts adds them under `summarization`).
-              onUsage: (usage) => runtime.writer?.({ type: SUMMARIZATION_USAGE_EVENT, usage }),
+              onUsage: (usage) => {
+                o.onUsage?.(usage);
+                runtime.writer?.({ type: SUMMARIZATION_USAGE_EVENT, usage });
+              },
             }).catch((err: unknown) => {
               if (runtime.signal?.aborted) throw err;
               diagnostics.warn(`summarization: skipped: ${errorMessage(err)}`);

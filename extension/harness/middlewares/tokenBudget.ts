@@ -106,6 +106,8 @@ export function runTokens(messages: readonly BaseMessage[], baseline: ReadonlyMa
 export interface TokenBudgetOptions {
   /** Total tokens (input + output) one run may use; 0 or less = no budget. */
   maxTokens: number;
+  /** Tokens the run spent outside its messages so far (its automatic summary calls). */
+  spentElsewhere?: () => number;
 }
 
 export function tokenBudgetMiddleware(o: TokenBudgetOptions) {
@@ -130,7 +132,7 @@ export function tokenBudgetMiddleware(o: TokenBudgetOptions) {
     },
     afterModel: (state) => {
       if (o.maxTokens <= 0) return undefined;
-      const used = runTokens(state.messages, baseline);
+      const used = runTokens(state.messages, baseline) + (o.spentElsewhere?.() ?? 0);
       const last = state.messages.at(-1);
       if (!last || !AIMessage.isInstance(last)) return undefined;
       if (used >= o.maxTokens) return { messages: [tokenCappedAnswer(last, used, o.maxTokens)] };
