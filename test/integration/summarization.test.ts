@@ -200,7 +200,7 @@ test("compact fails visibly when the summary model fails, succeeds otherwise, an
   const runs = await runCli(["runs", ...base(d), "--thread", "t-compact"]);
   assert.equal(runs.lines[0]?.status, "error", "the compaction is a run of the thread, ended error with the reason");
 
-  summaryReply = (req) => (req.body!.model === "scripted-sum" ? { content: "SUMMARY-MANUAL" } : { error: { status: 500 } });
+  summaryReply = (req) => (req.body!.model === "scripted-sum" ? { content: "SUMMARY-MANUAL", usage: { prompt_tokens: 1234, completion_tokens: 56 } } : { error: { status: 500 } });
   const first = server.requests.length;
   const ok = await runCli(["compact", ...base(d), "--thread", "t-compact"]);
   assert.equal(ok.code, 0, ok.stderr);
@@ -217,6 +217,15 @@ test("compact fails visibly when the summary model fails, succeeds otherwise, an
   s = await cliState(d, "t-compact");
   assert.equal(s.summary_text, "SUMMARY-MANUAL");
   assert.equal(s.messages.length, 8, "compaction removes no message");
+  // The summary call's tokens are the compaction run's usage (split under `summarization`), so
+  // the thread's usage counts them too.
+  const compactRun = (await runCli(["runs", ...base(d), "--thread", "t-compact"])).lines.find((l) => l.run_id === result.run_id);
+  const spent = { input_tokens: 1234, output_tokens: 56, total_tokens: 1290 };
+  assert.deepEqual({ ...compactRun?.usage, cost: undefined }, { ...spent, summarization: spent, cost: undefined });
+  assert.ok("cost" in (compactRun?.usage ?? {}), "priced like any run's usage");
+  const compactEnd = (await runCli(["events", ...base(d), "--thread", "t-compact"])).lines.find((l) => l.event === "end" && l.run_id === result.run_id);
+  assert.deepEqual(compactEnd?.data?.usage?.summarization, spent);
+  assert.ok(s.usage.total.total_tokens >= 1290, JSON.stringify(s.usage));
 
   const r3 = await run(d, "t-compact", "third question");
   assert.equal(r3.code, 0, r3.stderr);

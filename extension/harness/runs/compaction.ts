@@ -33,6 +33,7 @@ import type { ThreadStore } from "../store/threads.js";
 import type { RunManager } from "./manager.js";
 import { endRun } from "./ending.js";
 import { writeChannels } from "../threads/checkpointUpdate.js";
+import { addUsage, withCost, type TokenCounts } from "./usage.js";
 
 /** A run's summarization, resolved from the configuration once (startRun, compaction). */
 export interface RunSummarization {
@@ -125,8 +126,9 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
   if (!thread) throw new HarnessError("thread_not_found", `No thread ${req.threadId} in this workspace.`);
   if (thread.workspaceFolder !== s.workspaceFolder) throw new HarnessError("workspace_mismatch", `Thread ${req.threadId} belongs to another workspace folder.`);
   const runModel = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
+  const summarization = resolveSummarization(s.config);
   const options: SummarizationOptions = {
-    ...summarizationOptions(resolveSummarization(s.config), runModel, runKeys(runModel, req.apiKey, req.heldKey)),
+    ...summarizationOptions(summarization, runModel, runKeys(runModel, req.apiKey, req.heldKey)),
     ...(req.beforeSummarize ? { beforeSummarize: req.beforeSummarize } : {}),
   };
   const { manager } = s;
@@ -145,6 +147,14 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     endRun(manager, { runId: run.run_id, from: ["pending"], status: "interrupted", error: "Cancelled before it started." });
     throw new HarnessError("thread_busy", "The compaction was cancelled before it started.");
   }
+  // What the summary calls spent is this run's usage (split under `summarization`, as the
+  // automatic path reports it), priced by the model that answered.
+  let spent: TokenCounts | undefined;
+  const usageOf = (answeredBy: string | undefined): Record<string, unknown> | null => {
+    if (!spent) return null;
+    const priced = answeredBy && summarization.summaryModel?.name === answeredBy ? summarization.summaryModel : runModel;
+    return { ...withCost(spent, priced), summarization: spent };
+  };
   const heartbeat = setInterval(() => manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs), Math.max(200, Math.min(1000, Math.floor(manager.leaseTtlMs / 3))));
   try {
     const tuple = await s.checkpointer.getTuple(latest(req.threadId));
@@ -152,13 +162,13 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     const done = await compactState(
       { messages: values.messages ?? [], summary_text: values.summary_text ?? null, summary_upto: values.summary_upto ?? null },
       options,
-      { force: true, raiseOnFailure: true, ...(req.signal ? { signal: req.signal } : {}) },
+      { force: true, raiseOnFailure: true, onUsage: (u) => (spent = addUsage(spent, u)), ...(req.signal ? { signal: req.signal } : {}) },
     );
     if (!tuple || !done) {
       const keep = options.settings.keep;
       const reason = `Nothing to compact: the model already sees at most ${keep.value} ${keep.type} of this thread in full (keep).`;
       manager.journal.append({ ...base, event: "custom", data: { type: "context_compacted", compacted: false, reason } });
-      endRun(manager, { runId: run.run_id, from: ["running"], status: "success" });
+      endRun(manager, { runId: run.run_id, from: ["running"], status: "success", usage: usageOf(undefined) });
       return { ...base, compacted: false, reason };
     }
     // Only the two summary channels change; no message is removed (threads/checkpointUpdate.ts).
@@ -177,12 +187,12 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
       event: "custom",
       data: { type: "context_compacted", compacted: true, summary_upto: done.summary_upto, summarized: done.summarized, preserved: done.preserved, ...(done.model ? { model: done.model } : {}) },
     });
-    endRun(manager, { runId: run.run_id, from: ["running"], status: "success" });
+    endRun(manager, { runId: run.run_id, from: ["running"], status: "success", usage: usageOf(done.model) });
     s.threads.touch(req.threadId);
     return result;
   } catch (err) {
     const message = err instanceof SummaryGenerationError ? err.message : `The compaction failed: ${errorMessage(err)}`;
-    endRun(manager, { runId: run.run_id, from: ["running"], status: "error", error: message });
+    endRun(manager, { runId: run.run_id, from: ["running"], status: "error", error: message, usage: usageOf(undefined) });
     if (err instanceof HarnessError) throw err;
     throw new HarnessError("summary_failed", message, { cause: err });
   } finally {
