@@ -317,6 +317,35 @@ test("compact refuses while a run is active on the thread (the run system's lock
   assert.equal(ok.lines[0]?.summary_text, "SUMMARY-BUSY");
 });
 
+test("deerflow cancel stops a compaction mid-summary: the run ends interrupted and no summary is written", async () => {
+  const d = sandboxDirs();
+  configure(d, { trigger: [], keep: { type: "messages", value: 1 } });
+  const gate = server.gate("cancel-compact");
+  let lead = 0;
+  server.setScript((req) => (isSummary(req) ? { content: "SUMMARY-TOO-LATE", gate: { until: gate } } : { content: `Answer ${++lead}.` }));
+  for (const prompt of ["first question", "second question"]) assert.equal((await run(d, "t-cancel", prompt)).code, 0);
+  const compacting = spawnCli(["compact", ...base(d), "--thread", "t-cancel"]);
+  const held = await server.waitForGate("cancel-compact");
+  const compactRun = (await runCli(["runs", ...base(d), "--thread", "t-cancel"])).lines[0]!;
+  assert.equal(compactRun.status, "running");
+  const cancel = spawnCli(["cancel", ...base(d), "--run", compactRun.run_id]);
+  // The compaction sees the cancel and aborts its summary call (no timer: the request settles).
+  await server.waitForRequests(held + 1, { settled: true });
+  assert.equal(server.requests[held]!.clientAborted, true, "the summary call was aborted");
+  gate.open();
+  assert.equal((await cancel.done).code, 0);
+  const done = await compacting.done;
+  assert.equal(done.code, 1, done.stdout);
+  assert.match(done.stderr, /deerflow compact: The compaction was cancelled/);
+  const s = await cliState(d, "t-cancel");
+  assert.equal(s.summary_text, null, "a cancelled compaction writes nothing");
+  assert.equal(s.summary_upto, null);
+  const after = (await runCli(["runs", ...base(d), "--thread", "t-cancel"])).lines.find((l) => l.run_id === compactRun.run_id);
+  assert.equal(after?.status, "interrupted");
+  const ends = (await runCli(["events", ...base(d), "--thread", "t-cancel"])).lines.filter((l) => l.event === "end" && l.run_id === compactRun.run_id);
+  assert.deepEqual(ends.map((e) => e.data.status), ["interrupted"], "one end, interrupted");
+});
+
 test("threads/compact over RPC: summary_failed when the model fails, the summary otherwise; the summarization settings travel", async () => {
   const d = sandboxDirs();
   const h = startHarness();

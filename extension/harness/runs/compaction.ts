@@ -10,7 +10,9 @@
  * built from a state without the new summary. The run is journaled like any run: a `custom`
  * `context_compacted` event with what the summary covers, then its `end` (`error` with the reason
  * when the summary failed). The summary is written as a new checkpoint (source "update") that
- * changes only `summary_text` and `summary_upto`: no message is removed.
+ * changes only `summary_text` and `summary_upto`: no message is removed. Like any run it can be
+ * cancelled (deerflow cancel, runs/cancel, from this process or another): the summary call is
+ * aborted, nothing is written, and the run ends `interrupted`.
  */
 import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
@@ -32,6 +34,7 @@ import { validateThreadId } from "../threads/threadDirs.js";
 import type { ThreadStore } from "../store/threads.js";
 import type { RunManager } from "./manager.js";
 import { endRun } from "./ending.js";
+import { RunAbort } from "./runTurn.js";
 import { writeChannels } from "../threads/checkpointUpdate.js";
 import { addUsage, withCost, type TokenCounts } from "./usage.js";
 
@@ -132,6 +135,8 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     ...(req.beforeSummarize ? { beforeSummarize: req.beforeSummarize } : {}),
   };
   const { manager } = s;
+  const controller = new AbortController();
+  const signal = req.signal ? AbortSignal.any([controller.signal, req.signal]) : controller.signal;
   // The run system's lock: thread_busy while a run is active; no run starts until this one ends.
   const { run } = manager.admit({
     run_id: randomUUID(),
@@ -143,10 +148,15 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     context: {},
   });
   const base = { run_id: run.run_id, thread_id: req.threadId };
+  // A cancel in this process aborts it at once (the run manager's local runs); one from another
+  // process is seen at the next lease renewal, as the worker sees it.
+  const unregister = manager.registerLocal(run.run_id, controller);
   if (!manager.runs.start(run.run_id, manager.owner, manager.leaseTtlMs)) {
+    unregister();
     endRun(manager, { runId: run.run_id, from: ["pending"], status: "interrupted", error: "Cancelled before it started." });
     throw new HarnessError("thread_busy", "The compaction was cancelled before it started.");
   }
+  const stillRunning = () => !signal.aborted && manager.runs.get(run.run_id)?.status === "running";
   // What the summary calls spent is this run's usage (split under `summarization`, as the
   // automatic path reports it), priced by the model that answered.
   let spent: TokenCounts | undefined;
@@ -155,15 +165,26 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     const priced = answeredBy && summarization.summaryModel?.name === answeredBy ? summarization.summaryModel : runModel;
     return { ...withCost(spent, priced), summarization: spent };
   };
-  const heartbeat = setInterval(() => manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs), Math.max(200, Math.min(1000, Math.floor(manager.leaseTtlMs / 3))));
+  const heartbeat = setInterval(() => {
+    if (!manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs)) {
+      controller.abort(new RunAbort("interrupted", manager.runs.get(run.run_id)?.error ?? "Cancelled."));
+    }
+  }, Math.max(200, Math.min(1000, Math.floor(manager.leaseTtlMs / 3))));
+  const cancelled = (): HarnessError => {
+    const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: "interrupted", error: "Cancelled.", usage: usageOf(undefined) });
+    return new HarnessError("cancelled", `The compaction was cancelled: ${ended?.error ?? "Cancelled."} Nothing was written.`);
+  };
   try {
     const tuple = await s.checkpointer.getTuple(latest(req.threadId));
     const values = (tuple?.checkpoint.channel_values ?? {}) as SummaryChannels;
     const done = await compactState(
       { messages: values.messages ?? [], summary_text: values.summary_text ?? null, summary_upto: values.summary_upto ?? null },
-      options,
-      { force: true, raiseOnFailure: true, onUsage: (u) => (spent = addUsage(spent, u)), ...(req.signal ? { signal: req.signal } : {}) },
+      // The memory flush only for a compaction that is still going to be written.
+      { ...options, ...(req.beforeSummarize ? { beforeSummarize: (m: BaseMessage[]) => (stillRunning() ? req.beforeSummarize!(m) : Promise.resolve()) } : {}) },
+      { force: true, raiseOnFailure: true, onUsage: (u) => (spent = addUsage(spent, u)), signal },
     );
+    // Cancelled meanwhile: its summary is not written; the run stays `interrupted`.
+    if (!stillRunning()) throw cancelled();
     if (!tuple || !done) {
       const keep = options.settings.keep;
       const reason = `Nothing to compact: the model already sees at most ${keep.value} ${keep.type} of this thread in full (keep).`;
@@ -191,11 +212,14 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     s.threads.touch(req.threadId);
     return result;
   } catch (err) {
+    if (err instanceof HarnessError && err.code === "cancelled") throw err;
+    if (!stillRunning()) throw cancelled();
     const message = err instanceof SummaryGenerationError ? err.message : `The compaction failed: ${errorMessage(err)}`;
     endRun(manager, { runId: run.run_id, from: ["running"], status: "error", error: message, usage: usageOf(undefined) });
     if (err instanceof HarnessError) throw err;
     throw new HarnessError("summary_failed", message, { cause: err });
   } finally {
     clearInterval(heartbeat);
+    unregister();
   }
 }
