@@ -379,6 +379,39 @@ test("threads/compact over RPC: summary_failed when the model fails, the summary
   }
 });
 
+test("threads/compact without a model summarizes with the model of the thread's latest run, not the default one", async () => {
+  const d = sandboxDirs();
+  const h = startHarness();
+  try {
+    server.setScript((req) => (isSummary(req) ? { content: "SUMMARY-THREAD-MODEL" } : { content: "An answer." }));
+    const s = settings(server.url, {
+      models: [
+        { name: "scripted", model: "scripted", base_url: server.url },
+        { name: "other", model: "other-id", base_url: server.url },
+      ],
+      memory: { enabled: false },
+      summarization: { enabled: true, trigger_tokens: 0, keep_messages: 1 },
+    });
+    await h.request("harness/initialize", { dataDir: d.dataDir, settings: s });
+    const workspaceFolder = d.workspace;
+    const thread = await h.request("threads/create", { workspaceFolder });
+    const sub = await h.request("events/subscribe", { workspaceFolder, threadId: thread.thread_id, afterSeq: 0 });
+    for (const prompt of ["first question", "second question"]) {
+      const started = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt, model: "other" });
+      await h.waitEvent(sub.subscriptionId, (e) => e.run_id === started.run_id && e.event === "end");
+    }
+    const first = server.requests.length;
+    const ok = await h.request("threads/compact", { workspaceFolder, threadId: thread.thread_id });
+    assert.equal(ok.compacted, true);
+    assert.equal(ok.model, "other");
+    assert.deepEqual(server.requests.slice(first).filter(isSummary).map((q) => q.body?.model), ["other-id"]);
+    const runs = await h.request("runs/list", { workspaceFolder, threadId: thread.thread_id });
+    assert.equal(runs[0]!.model, "other", "the compaction ran as a run of the thread's model");
+  } finally {
+    await h.close();
+  }
+});
+
 test("compact with memory on flushes what it summarizes into memory first (DeerFlow's memory_flush_hook)", async () => {
   const d = sandboxDirs();
   configure(d, { trigger: [], keep: { type: "messages", value: 2 } }, true);
