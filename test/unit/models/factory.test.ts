@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { parseHarnessConfig } from "../../../extension/harness/config/harnessConfig.js";
-import { createChatModel, resolveModel } from "../../../extension/harness/models/factory.js";
+import { createChatModel, resolveModel, runKeys } from "../../../extension/harness/models/factory.js";
 import { HarnessError } from "../../../extension/harness/errors.js";
 
 const config = parseHarnessConfig(
@@ -93,4 +93,33 @@ test("a server that streams deltas without `role` still yields an AI message (no
   } finally {
     server.close();
   }
+});
+
+test("runKeys: the run's key goes to the run's own model only; other configured models get the key held for their source; an ad-hoc model only ever the run's", () => {
+  const config = parseHarnessConfig(
+    {
+      models: [
+        { name: "a", model: "a-id", base_url: "https://a.example/v1" },
+        { name: "b", model: "b-id", base_url: "https://b.example/v1" },
+        { name: "c", model: "c-id", base_url: "https://c.example/v1", api_key_env: "C_KEY" },
+      ],
+    },
+    "t",
+  );
+  const a = resolveModel(config, { name: "a" });
+  const b = resolveModel(config, { name: "b" });
+  const c = resolveModel(config, { name: "c" });
+  const held = (source: string) => ({ OPENAI_API_KEY: "held-openai", C_KEY: "held-c" })[source];
+  // The CLI: --api-key for a; b shares a's key source but is another endpoint → the environment.
+  const cli = runKeys(a, "run-key");
+  assert.deepEqual([cli(a), cli(b), cli(c)], ["run-key", undefined, undefined]);
+  // The server: each model's own source; the run key (if any) only for the run's model.
+  const server = runKeys(a, undefined, held);
+  assert.deepEqual([server(a), server(b), server(c)], ["held-openai", "held-openai", "held-c"]);
+  // An ad-hoc endpoint never gets a held key, only the key its run was given.
+  const adHoc = resolveModel(config, { name: "x-id", baseURL: "https://typed.example/v1" });
+  assert.equal(runKeys(a, undefined, held)(adHoc), undefined);
+  assert.equal(runKeys(adHoc, undefined, held)(adHoc), undefined);
+  assert.equal(runKeys(adHoc, "typed-key", held)(adHoc), "typed-key");
+  assert.equal(runKeys(adHoc, "typed-key", held)(a), "held-openai", "the typed key stays with its endpoint");
 });
