@@ -412,6 +412,44 @@ test("threads/compact without a model summarizes with the model of the thread's 
   }
 });
 
+test("runs/cancel stops a threads/compact mid-summary in the same process: error cancelled, run interrupted, nothing written", async () => {
+  const d = sandboxDirs();
+  const h = startHarness();
+  try {
+    const gate = server.gate("rpc-cancel-compact");
+    server.setScript((req) => (isSummary(req) ? { content: "SUMMARY-TOO-LATE", gate: { until: gate } } : { content: "An answer." }));
+    await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url, { memory: { enabled: false }, summarization: { enabled: true, trigger_tokens: 0, keep_messages: 1 } }) });
+    const workspaceFolder = d.workspace;
+    const thread = await h.request("threads/create", { workspaceFolder });
+    const sub = await h.request("events/subscribe", { workspaceFolder, threadId: thread.thread_id, afterSeq: 0 });
+    for (const prompt of ["first question", "second question"]) {
+      const started = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt });
+      await h.waitEvent(sub.subscriptionId, (e) => e.run_id === started.run_id && e.event === "end");
+    }
+    const compacting = errorOf(h.request("threads/compact", { workspaceFolder, threadId: thread.thread_id }));
+    const held = await server.waitForGate("rpc-cancel-compact");
+    const compactRun = (await h.request("runs/list", { workspaceFolder, threadId: thread.thread_id }))[0]!;
+    assert.equal(compactRun.status, "running");
+    await h.request("runs/cancel", { workspaceFolder, runId: compactRun.run_id });
+    await server.waitForRequests(held + 1, { settled: true });
+    assert.equal(server.requests[held]!.clientAborted, true, "the summary call was aborted at once");
+    gate.open();
+    const err = await compacting;
+    assert.equal(err.data?.code, "cancelled");
+    const end = await h.waitEvent(sub.subscriptionId, (e) => e.run_id === compactRun.run_id && e.event === "end");
+    assert.equal((end.data as { status: string }).status, "interrupted");
+    assert.equal((await h.request("runs/list", { workspaceFolder, threadId: thread.thread_id }))[0]!.status, "interrupted");
+    // No summary was written: the next run's model still sees the whole conversation.
+    const first = server.requests.length;
+    const next = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt: "third question" });
+    await h.waitEvent(sub.subscriptionId, (e) => e.run_id === next.run_id && e.event === "end");
+    const sent = all(server.requests[first]!);
+    assert.ok(sent.includes("first question") && !sent.includes("SUMMARY-TOO-LATE"), sent);
+  } finally {
+    await h.close();
+  }
+});
+
 test("compact with memory on flushes what it summarizes into memory first (DeerFlow's memory_flush_hook)", async () => {
   const d = sandboxDirs();
   configure(d, { trigger: [], keep: { type: "messages", value: 2 } }, true);
