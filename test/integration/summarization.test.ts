@@ -450,6 +450,18 @@ test("runs/cancel stops a threads/compact mid-summary in the same process: error
   }
 });
 
+test("deerflow compact without --model summarizes with the model of the thread's latest run, as the panel's command does", async () => {
+  const d = sandboxDirs();
+  configure(d, { trigger: [], keep: { type: "messages", value: 1 } });
+  server.setScript((req) => (isSummary(req) ? { content: "SUMMARY-CLI-THREAD-MODEL" } : { content: "An answer." }));
+  for (const prompt of ["first question", "second question"]) assert.equal((await run(d, "t-cli-model", prompt, ["--model", "summarizer"])).code, 0);
+  const first = server.requests.length;
+  const r = await runCli(["compact", ...base(d), "--thread", "t-cli-model"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.lines[0]?.model, "summarizer");
+  assert.deepEqual(server.requests.slice(first).filter(isSummary).map((q) => q.body?.model), ["scripted-sum"], "the thread's model, not the default scripted-main");
+});
+
 test("compact with memory on flushes what it summarizes into memory first (DeerFlow's memory_flush_hook)", async () => {
   const d = sandboxDirs();
   configure(d, { trigger: [], keep: { type: "messages", value: 2 } }, true);

@@ -7,16 +7,16 @@
  * preserved, model}`, or `{..., compacted: false, reason}` when the thread is within `keep`.
  * Exit 0 then; exit 1 with the reason on stderr when the summary model fails (the configured one,
  * then the run's), the thread is busy with a run, or it does not exist; exit 2 on a usage error.
- * The model's key comes from the environment (OPENAI_API_KEY or the model's api_key_env).
+ * The model: `--model`, else the one the thread's latest run used (while still configured), else
+ * the default. Its key comes from the environment (OPENAI_API_KEY or the model's api_key_env).
  * With long-term memory on, what the summary covers is queued for fact extraction first
  * (DeerFlow's memory_flush_hook) and extracted before the process exits; `--no-memory` skips it.
  */
 import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
-import { resolveModel } from "../models/factory.js";
 import { openRunSystem } from "../runs/services.js";
-import { compactThread } from "../runs/compaction.js";
+import { compactionModel, compactThread } from "../runs/compaction.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { HarnessError } from "../errors.js";
 import { openRunMemory } from "./memory.js";
@@ -40,11 +40,9 @@ export async function compactCommand(argv: string[]): Promise<number> {
   const threadId = requireString(v.thread, "--thread ID", "compact");
   const dataDir = v["data-dir"] ?? defaultDataDir();
   let config;
-  let model;
   try {
     validateThreadId(threadId);
     config = loadHarnessConfig(dataDir);
-    model = resolveModel(config, { ...(v.model ? { name: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) });
   } catch (err) {
     if (err instanceof HarnessError) throw new UsageError(`deerflow compact: ${err.message}`);
     throw err;
@@ -53,12 +51,14 @@ export async function compactCommand(argv: string[]): Promise<number> {
   const memory = openRunMemory(config, dataDir, v["no-memory"]);
   try {
     const manager = openRunSystem(store);
+    // Without --model / --base-url: the model the thread's conversation ran on (as the panel's command).
+    const model = compactionModel(config, manager, threadId, { ...(v.model ? { model: v.model } : {}), ...(v["base-url"] ? { baseURL: v["base-url"] } : {}) });
     const flush = memory ? memoryRunHooks(memory.wiring.service, threadId, { name: model.name, ...(model.adHoc && model.baseURL ? { baseURL: model.baseURL } : {}) }, memory.wiring.onQueued) : undefined;
     const result = await compactThread(
       { workspaceFolder: store.workspaceFolder, threads: store.threads, manager, checkpointer: store.checkpointer, config },
       {
         threadId,
-        ...(v.model ? { model: v.model } : {}),
+        ...(v.model ? { model: v.model } : model.adHoc ? {} : { model: model.name }),
         ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
         ...(flush ? { beforeSummarize: (messages) => Promise.resolve(flush.flush(messages)) } : {}),
       },

@@ -120,6 +120,24 @@ interface SummaryChannels {
 }
 
 /**
+ * The model a manual compaction summarizes with (and prices, and counts tokens for): the one the
+ * caller named; else the model of the thread's latest run (an earlier compaction's own run aside)
+ * while it is still configured — the conversation's model, not whatever the default is now; else
+ * the default. One rule for `deerflow compact` and `threads/compact`.
+ */
+export function compactionModel(config: HarnessConfig, manager: RunManager, threadId: string, req: { model?: string; baseURL?: string }): ResolvedModel {
+  let name = req.model;
+  if (!name && !req.baseURL) {
+    for (const r of manager.runs.listByThread(threadId)) {
+      if (r.input.compact === true) continue;
+      if (config.models.some((m) => m.name === r.model)) name = r.model;
+      break;
+    }
+  }
+  return resolveModel(config, { ...(name ? { name } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
+}
+
+/**
  * Force a summary of the thread now. Throws HarnessError: thread_not_found, workspace_mismatch,
  * thread_busy (a run is active), unknown_model/no_models, summary_failed (every model failed).
  */

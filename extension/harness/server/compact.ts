@@ -5,9 +5,7 @@
  */
 import type { RequestParams, RequestResult } from "../../protocol/rpc.js";
 import { HarnessError } from "../errors.js";
-import { resolveModel } from "../models/factory.js";
-import type { HarnessConfig } from "../config/harnessConfig.js";
-import { compactThread } from "../runs/compaction.js";
+import { compactionModel, compactThread } from "../runs/compaction.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
 import type { OpenWorkspace } from "./workspaces.js";
@@ -23,9 +21,7 @@ export async function compactThreadRpc(
   // A clear of viewed images writes a checkpoint after an await: the two would race.
   if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; compact it again in a moment.");
   const config = session.config;
-  // Without a model named: the one the thread's latest run used (the conversation's model), else the default.
-  const name = p.model ?? threadModel(ws, config, p.threadId);
-  const model = resolveModel(config, name ? { name } : {});
+  const model = compactionModel(config, ws.manager, p.threadId, p.model ? { model: p.model } : {});
   // Memory on: what the summary covers is queued for extraction first (DeerFlow's memory_flush_hook).
   const beforeSummarize = memory.beforeSummarize(p.threadId, { name: model.name });
   const result = await compactThread(
@@ -40,13 +36,4 @@ export async function compactThreadRpc(
   );
   const { summary_upto: _upto, ...view } = result;
   return view;
-}
-
-/** The model of the thread's latest run (an earlier compaction's own run aside), when it is still configured. */
-function threadModel(ws: OpenWorkspace, config: HarnessConfig, threadId: string): string | undefined {
-  for (const r of ws.manager.runs.listByThread(threadId)) {
-    if (r.input.compact === true) continue;
-    return config.models.some((m) => m.name === r.model) ? r.model : undefined;
-  }
-  return undefined;
 }
