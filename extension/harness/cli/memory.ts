@@ -10,12 +10,11 @@ import { parse, writeJsonLine, UsageError } from "./args.js";
 import { defaultDataDir } from "../store/db.js";
 import { HarnessError } from "../errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
-import type { ResolvedModel } from "../models/factory.js";
+import { runKeys, type KeyFor, type ResolvedModel } from "../models/factory.js";
 import { clearMemory, memoryFile, readMemory } from "../memory/store.js";
 import { MemoryService } from "../memory/service.js";
 import type { MemoryWiring } from "../memory/hooks.js";
 import { MemoryQueue } from "../memory/queue.js";
-import { memoryKeyFor, type RunKey } from "../memory/keys.js";
 
 const options = { "data-dir": { type: "string" } } as const;
 
@@ -64,17 +63,19 @@ export interface RunMemory {
 /** The data directory's memory for one CLI run; undefined when memory is off (`--no-memory`, `memory.enabled: false`). */
 export function openRunMemory(config: HarnessConfig, dataDir: string, disabled: boolean | undefined): RunMemory | undefined {
   if (disabled || !config.memory.enabled) return undefined;
-  let runKey: RunKey | undefined;
+  // runKeys (models/factory.ts), the one rule: the run's key to its own model only, none to an
+  // ad-hoc endpoint it was not given for; otherwise the environment.
+  let keyFor: KeyFor | undefined;
   const service = new MemoryService({
     dataDir,
     config: () => config,
-    apiKeyFor: (m) => memoryKeyFor(m, runKey ? { runKey } : {}),
+    apiKeyFor: (m) => keyFor?.(m),
     log: stderrLog,
   });
   return {
     wiring: { service },
     useRunKey: (model, apiKey) => {
-      runKey = apiKey ? { name: model.name, baseURL: model.baseURL, key: apiKey } : undefined;
+      keyFor = runKeys(model, apiKey);
     },
     drain: async () => {
       try {

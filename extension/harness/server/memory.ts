@@ -12,7 +12,7 @@
  */
 import type { RequestParams, RequestResult } from "../../protocol/rpc.js";
 import { MemoryService } from "../memory/service.js";
-import { memoryKeyFor } from "../memory/keys.js";
+import { runKeys } from "../models/factory.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 import type { MemoryRunModel } from "../memory/service.js";
 import type { BaseMessage } from "@langchain/core/messages";
@@ -36,7 +36,8 @@ export class ServerMemory {
         dataDir: session.dataDir,
         config: () => withDebounceOverride(session.config),
         // Never the host's key for an ad-hoc endpoint (an entry a CLI `run --base-url` queued).
-        apiKeyFor: (model) => memoryKeyFor(model, { held: (source) => session.apiKey(source) }),
+        // runKeys' rule with no run key: the key held for the model's own api_key_env, none for an ad-hoc endpoint.
+        apiKeyFor: (model) => runKeys(model, undefined, (source) => session.apiKey(source))(model),
         log: this.log,
       });
       // Leftovers of an earlier process (a CLI run that was killed, a harness that stopped).
