@@ -9,7 +9,7 @@ import { join } from "node:path";
 import type { RecordedRequest, RequestMessage, ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
 import { textOf } from "../fixtures/requests.js";
 import { cliState, runCli, sandboxDirs, spawnCli, useModelServer } from "./helpers/cli.js";
-import { errorOf, settings, startHarness } from "./helpers/server.js";
+import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 import { MEMORY_UPDATE_PROMPT_HEAD } from "../../extension/harness/memory/extract.js";
 import type { Dirs } from "./helpers/cli.js";
 
@@ -346,6 +346,17 @@ test("deerflow cancel stops a compaction mid-summary: the run ends interrupted a
   assert.deepEqual(ends.map((e) => e.data.status), ["interrupted"], "one end, interrupted");
 });
 
+/** Over RPC: a new thread, subscribed from its start, with two finished turns ("first question", "second question"). */
+async function twoRpcTurns(h: HarnessProcess, workspaceFolder: string, model?: string) {
+  const thread = await h.request("threads/create", { workspaceFolder });
+  const sub = await h.request("events/subscribe", { workspaceFolder, threadId: thread.thread_id, afterSeq: 0 });
+  for (const prompt of ["first question", "second question"]) {
+    const started = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt, ...(model ? { model } : {}) });
+    await h.waitEvent(sub.subscriptionId, (e) => e.run_id === started.run_id && e.event === "end");
+  }
+  return { thread, sub };
+}
+
 test("threads/compact over RPC: summary_failed when the model fails, the summary otherwise; the summarization settings travel", async () => {
   const d = sandboxDirs();
   const h = startHarness();
@@ -356,12 +367,7 @@ test("threads/compact over RPC: summary_failed when the model fails, the summary
     // triggerTokens 0: no automatic summary; keep 1 message in full.
     await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url, { summarization: { enabled: true, trigger_tokens: 0, keep_messages: 1 } }) });
     const workspaceFolder = d.workspace;
-    const thread = await h.request("threads/create", { workspaceFolder });
-    const sub = await h.request("events/subscribe", { workspaceFolder, threadId: thread.thread_id, afterSeq: 0 });
-    for (const prompt of ["first question", "second question"]) {
-      const started = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt });
-      await h.waitEvent(sub.subscriptionId, (e) => e.run_id === started.run_id && e.event === "end");
-    }
+    const { thread } = await twoRpcTurns(h, workspaceFolder);
     assert.equal(server.requests.slice(-2).filter(isSummary).length, 0, "no automatic summary with triggerTokens 0");
     const err = await errorOf(h.request("threads/compact", { workspaceFolder, threadId: thread.thread_id }));
     assert.equal(err.data?.code, "summary_failed");
@@ -394,12 +400,7 @@ test("threads/compact without a model summarizes with the model of the thread's 
     });
     await h.request("harness/initialize", { dataDir: d.dataDir, settings: s });
     const workspaceFolder = d.workspace;
-    const thread = await h.request("threads/create", { workspaceFolder });
-    const sub = await h.request("events/subscribe", { workspaceFolder, threadId: thread.thread_id, afterSeq: 0 });
-    for (const prompt of ["first question", "second question"]) {
-      const started = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt, model: "other" });
-      await h.waitEvent(sub.subscriptionId, (e) => e.run_id === started.run_id && e.event === "end");
-    }
+    const { thread } = await twoRpcTurns(h, workspaceFolder, "other");
     const first = server.requests.length;
     const ok = await h.request("threads/compact", { workspaceFolder, threadId: thread.thread_id });
     assert.equal(ok.compacted, true);
@@ -420,12 +421,7 @@ test("runs/cancel stops a threads/compact mid-summary in the same process: error
     server.setScript((req) => (isSummary(req) ? { content: "SUMMARY-TOO-LATE", gate: { until: gate } } : { content: "An answer." }));
     await h.request("harness/initialize", { dataDir: d.dataDir, settings: settings(server.url, { memory: { enabled: false }, summarization: { enabled: true, trigger_tokens: 0, keep_messages: 1 } }) });
     const workspaceFolder = d.workspace;
-    const thread = await h.request("threads/create", { workspaceFolder });
-    const sub = await h.request("events/subscribe", { workspaceFolder, threadId: thread.thread_id, afterSeq: 0 });
-    for (const prompt of ["first question", "second question"]) {
-      const started = await h.request("runs/start", { workspaceFolder, threadId: thread.thread_id, prompt });
-      await h.waitEvent(sub.subscriptionId, (e) => e.run_id === started.run_id && e.event === "end");
-    }
+    const { thread, sub } = await twoRpcTurns(h, workspaceFolder);
     const compacting = errorOf(h.request("threads/compact", { workspaceFolder, threadId: thread.thread_id }));
     const held = await server.waitForGate("rpc-cancel-compact");
     const compactRun = (await h.request("runs/list", { workspaceFolder, threadId: thread.thread_id }))[0]!;
