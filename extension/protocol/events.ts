@@ -82,9 +82,12 @@ export type RunEvent =
          * calls were force-stopped), "approval" (tool calls wait on the user's decision; none of
          * that model turn's calls ran), "subagent_limit_capped" (the run's `task` budget was spent:
          * the answer carries "[SUBAGENT LIMIT REACHED] …"), "token_capped" (the run's token budget
-         * was reached: tool calls dropped, the answer carries "[TOKEN BUDGET EXCEEDED] …").
+         * was reached: tool calls dropped, the answer carries "[TOKEN BUDGET EXCEEDED] …"),
+         * "turn_capped" (the run used its budget of model turns, `max_turns`: every tool call of
+         * the last turn was answered, a visible message says so, and a next run on the thread —
+         * the panel's Continue — goes on from there).
          */
-        stop_reason?: "clarification" | "approval" | "model_length_capped" | "safety_capped" | "loop_capped" | "subagent_limit_capped" | "token_capped";
+        stop_reason?: "clarification" | "approval" | "model_length_capped" | "safety_capped" | "loop_capped" | "subagent_limit_capped" | "token_capped" | "turn_capped";
         /** With stop_reason "approval": the calls of the paused model turn that wait on the user. */
         pending_approvals?: PendingApproval[];
         /** With stop_reason "clarification": DeerFlow's human_input request (the question card). */

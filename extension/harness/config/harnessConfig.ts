@@ -45,6 +45,9 @@ export const ModelConfigZ = z.object({
 });
 export type ModelConfig = z.infer<typeof ModelConfigZ>;
 
+/** The lead agent's turn budget when nothing sets one (issue 20): model requests per run. */
+export const DEFAULT_MAX_TURNS = 200;
+
 export const HarnessConfigZ = z.object({
   models: z.array(ModelConfigZ).default([]),
   default_model: z.string().optional(),
@@ -95,6 +98,17 @@ export const HarnessConfigZ = z.object({
    * the `deerflow.summarization.enabled` setting, with DeerFlow's example values (32000 tokens, keep 10).
    */
   summarization: SummarizationConfigZ.default({ enabled: true }),
+  /**
+   * Model turns (model requests) one lead run may make (issue 20); at the budget the run ends
+   * `success` / `turn_capped` and the user can continue. CLI `--max-turns`, `deerflow.maxTurnsPerRun`.
+   */
+  max_turns: z.number().int().min(1).default(DEFAULT_MAX_TURNS),
+  /**
+   * DeerFlow's `max_recursion_limit`: a hard ceiling on LangGraph steps per run. The recursion limit
+   * is derived from the turn budget (agent/graph); this only lowers it, and the turn budget is
+   * lowered with it so the turn cap still ends the run first.
+   */
+  max_recursion_limit: z.number().int().min(1).optional(),
   /** DeerFlow `token_budget.*` (issue 15): tokens (input + output) one run may use; 0 = no budget (middlewares/tokenBudget.ts). */
   token_budget: z
     .object({ max_tokens_per_run: z.number().int().min(0).default(0) })

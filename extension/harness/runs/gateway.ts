@@ -44,6 +44,8 @@ export interface StartRunRequest {
   subagents?: boolean;
   /** This run's token budget (CLI `--max-tokens`); absent → the config's `token_budget.max_tokens_per_run`. 0 = none. */
   maxTokensPerRun?: number;
+  /** This run's budget of model turns (CLI `--max-turns`, `deerflow.maxTurnsPerRun`); absent → the config's `max_turns`. */
+  maxTurns?: number;
   idempotencyKey?: string;
   multitask?: MultitaskStrategy;
   /** Client context: only whitelisted keys pass, secrets are scrubbed. */
@@ -69,6 +71,8 @@ export interface RunContext {
   summarization?: RunSummarization;
   /** Tokens the run may use before TokenBudget caps it (issue 15); absent = no budget. */
   maxTokensPerRun?: number;
+  /** Model turns the run may make before it ends `turn_capped` (issue 20), and DeerFlow's step ceiling. */
+  turns: { maxTurns: number; maxRecursionLimit?: number };
   allowHostCommands: boolean;
   /** Which tool calls run, ask or are refused: the operator's, never the client's. */
   approvalPolicy: ApprovalPolicy;
@@ -197,6 +201,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       ...((req.subagents ?? s.config.subagents.enabled) ? { subagents: subagentSettings(s.config.subagents, (name) => resolveModel(s.config, { name })) } : {}),
       summarization: resolveSummarization(s.config),
       ...(tokenBudget > 0 ? { maxTokensPerRun: tokenBudget } : {}),
+      turns: { maxTurns: req.maxTurns ?? s.config.max_turns, ...(s.config.max_recursion_limit ? { maxRecursionLimit: s.config.max_recursion_limit } : {}) },
       allowHostCommands: s.allowHostCommands,
       approvalPolicy: s.approvalPolicy,
       ...(approvals ? { approvals } : {}),
