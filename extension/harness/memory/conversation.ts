@@ -7,7 +7,7 @@
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessage } from "@langchain/core/messages";
 import { contentText, isGenuineUserMessage, ORIGINAL_USER_CONTENT_KEY } from "../middlewares/shared/messages.js";
-import { scrubSecrets } from "../runs/gateway.js";
+import { scrubSecrets } from "../sandbox/trust/secrets.js";
 import type { ConversationMessage } from "./queue.js";
 
 export const MAX_CONVERSATION_MESSAGES = 40;

@@ -16,7 +16,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { HarnessError, errorMessage } from "../errors.js";
-import { scrubSecrets } from "../runs/gateway.js";
+import { scrubSecrets } from "../sandbox/trust/secrets.js";
 import { MemoryDocZ, describeIssues, emptyMemory, type MemoryDoc } from "./schema.js";
 
 export function memoryDir(dataDir: string): string {

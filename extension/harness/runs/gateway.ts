@@ -4,6 +4,7 @@
  * the server-side RunContext that no client can forge (DeerFlow gateway `start_run`).
  */
 import { randomUUID } from "node:crypto";
+import { scrubSecrets } from "../sandbox/trust/secrets.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel, runKeys } from "../models/factory.js";
 import type { KeyFor, ResolvedModel } from "../models/factory.js";
@@ -86,24 +87,6 @@ export interface RunContext {
 
 /** Context keys a client may set; the rest is dropped (DeerFlow's context whitelist). */
 export const CONTEXT_WHITELIST = new Set(["plan_mode", "thinking_enabled", "reasoning_effort", "locale", "user_timezone", "client"]);
-
-const SECRET_KEY = /(api[_-]?key|secret|token|password|passwd|credential|authorization|cookie|dsn)/i;
-const SECRET_VALUE = /\b(sk-[A-Za-z0-9_-]{8,}|gh[pousr]_[A-Za-z0-9]{16,}|xox[abpr]-[A-Za-z0-9-]{10,}|AKIA[0-9A-Z]{16}|Bearer\s+[A-Za-z0-9._~+/-]{8,})/g;
-
-/** Remove secret-looking keys and redact secret-looking values, recursively. */
-export function scrubSecrets(value: unknown, depth = 0): unknown {
-  if (depth > 8) return null;
-  if (typeof value === "string") return value.replace(SECRET_VALUE, "[redacted]");
-  if (Array.isArray(value)) return value.map((v) => scrubSecrets(v, depth + 1));
-  if (value && typeof value === "object") {
-    return Object.fromEntries(
-      Object.entries(value)
-        .filter(([k]) => !SECRET_KEY.test(k))
-        .map(([k, v]) => [k, scrubSecrets(v, depth + 1)]),
-    );
-  }
-  return value;
-}
 
 export interface GatewayServices {
   workspaceFolder: string;
