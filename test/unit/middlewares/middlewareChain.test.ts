@@ -19,7 +19,7 @@ import type { ModelServer } from "../../fixtures/modelServer.js";
 import { buildMiddlewareChain } from "../../../extension/harness/agent/middlewareChain.js";
 import type { ChainContext } from "../../../extension/harness/agent/middlewareChain.js";
 import { ThreadStateSchema } from "../../../extension/harness/state/threadState.js";
-import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 import { INTERRUPTED_RESULT } from "../../../extension/harness/middlewares/danglingToolCall.js";
