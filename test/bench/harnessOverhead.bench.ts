@@ -8,7 +8,8 @@
 // to the length first, then the measured turns are interleaved (memory, sqlite, harness, memory, …)
 // so drift on the machine hits all alike; medians are reported. Warm-up turns come first.
 // Goals: ≤ 1.5× the in-memory agent and ≤ 1.0× the stock SQLite agent at every length.
-// Graph steps per turn are counted from checkpoint writes (one `put` per step, plus the input's).
+// Graph steps per turn are counted from checkpoint writes: one `put` per node step, plus two per
+// invocation (LangGraph checkpoints the input, then the step that applies it).
 // BENCH_OVERHEAD_TURNS: measured turns per side and length (default 20);
 // BENCH_OVERHEAD_LENGTHS: comma-separated thread lengths (default 1,50,200).
 import { defaultPolicy } from "../../extension/harness/approvals/policy.js";
@@ -37,7 +38,7 @@ const ANSWER = "Here is a short answer of about twenty words, streamed word by w
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-/** Counts `put` calls: one per graph step, plus one for the input of each invocation. */
+/** Counts `put` calls: one per node step, plus two per invocation (the input, the step applying it). */
 function countPuts<T extends BaseCheckpointSaver>(saver: T): { saver: T; puts: () => number } {
   let n = 0;
   const put = saver.put.bind(saver);
@@ -122,11 +123,11 @@ const bench: Bench = {
         );
       }
 
-      // Graph steps per turn: puts of one invocation minus its input checkpoint.
+      // Graph steps per turn: node steps, i.e. puts of one invocation minus the two for its input.
       const steps = async (side: Side, run: () => Promise<unknown>) => {
         const before = side.puts();
         await run();
-        return side.puts() - before - 1;
+        return side.puts() - before - 2;
       };
       rows.push(
         { length: "steps", variant: `${memory.name}: answer turn`, "graph steps": await steps(memory, () => memory.turn("steps")) },
