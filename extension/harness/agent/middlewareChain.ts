@@ -19,8 +19,8 @@
  * guarantees here) or "not yet" (why); only ported slots appear in the list below:
  *   [1]  InputSanitization        ported  — user text cannot inject framework tags (request-only)
  *   [2]  ToolOutputBudget         ported  — oversized results saved under outputs, synopsis in context
- *   [3]  ToolResultSanitization   not yet — it neutralises tags in remote-content tool results; we
- *                                           have no web/MCP tools whose results need it
+ *   [3]  ToolResultSanitization   ported  — the harness's tags in EVERY tool's result (files and
+ *                                           command output too, not only web tools) are neutralised
  *   [4]  ThreadData               ported  — thread_data + the thread's directories, before anything uses them
  *   [5]  Uploads                  ported  — this message's uploads → uploaded_files + <current_uploads>
  *   [6]  Sandbox                  ported, not as a middleware — lazy acquisition lives in the sandbox
@@ -85,6 +85,7 @@ import { viewImageMiddleware } from "../middlewares/viewImage.js";
 import { clarificationMiddleware } from "../middlewares/clarification.js";
 import { inputSanitizationMiddleware } from "../middlewares/inputSanitization.js";
 import { toolOutputBudgetMiddleware } from "../middlewares/toolOutputBudget.js";
+import { toolResultSanitizationMiddleware } from "../middlewares/toolResultSanitization.js";
 import type { ToolOutputBudgetOptions } from "../middlewares/toolOutputBudget.js";
 import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
 import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
@@ -157,6 +158,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
   const chain: Array<AgentMiddleware | false | undefined> = [
     inputSanitizationMiddleware(), // [1]
     toolOutputBudgetMiddleware(ctx.dirs, ctx.toolOutput), // [2]
+    toolResultSanitizationMiddleware(), // [3]
     threadDataMiddleware(ctx.dirs), // [4]
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]

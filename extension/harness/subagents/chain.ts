@@ -13,6 +13,7 @@ import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
 import { inputSanitizationMiddleware } from "../middlewares/inputSanitization.js";
 import { toolOutputBudgetMiddleware } from "../middlewares/toolOutputBudget.js";
+import { toolResultSanitizationMiddleware } from "../middlewares/toolResultSanitization.js";
 import { threadDataMiddleware } from "../middlewares/threadData.js";
 import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
 import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
@@ -47,6 +48,7 @@ export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[]
   const chain: Array<AgentMiddleware | false> = [
     inputSanitizationMiddleware(), // [1]
     toolOutputBudgetMiddleware(ctx.dirs), // [2]
+    toolResultSanitizationMiddleware(), // [3]
     threadDataMiddleware(ctx.dirs), // [4]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(), // [8]

@@ -6,11 +6,10 @@ import { HumanMessage, AIMessage } from "@langchain/core/messages";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import {
-  frameUntrustedText,
   inputSanitizationMiddleware,
-  neutralizeUntrustedTags,
   sanitizeLatestUserInput,
 } from "../../../extension/harness/middlewares/inputSanitization.js";
+import { frameUntrustedText, neutralizeUntrustedTags } from "../../../extension/harness/middlewares/shared/harnessTags.js";
 import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;

@@ -77,6 +77,7 @@ test("the chain is in DeerFlow's order: sanitization and budget first, clarifica
   const order = [
     "InputSanitizationMiddleware",
     "ToolOutputBudgetMiddleware",
+    "ToolResultSanitizationMiddleware",
     "ThreadDataMiddleware",
     "UploadsMiddleware",
     "DanglingToolCallMiddleware",
