@@ -104,7 +104,7 @@ test("the turn budget: a model that never stops calling tools ends after maxTurn
   assert.equal(next.messages.at(-1)!.content, "Now I stop.");
 });
 
-test("a run of 250 tool turns under a budget of 300 is not cut by the recursion limit", async () => {
+test("a run of 60 tool turns (240 steps, past LangGraph's old limit of 100) is not cut by the recursion limit", async () => {
   const a = leadAgent("long", 300);
   // Four tools in turn, each call different: one tool 50 times in a row is loop detection's to stop.
   const calls = [
@@ -115,10 +115,10 @@ test("a run of 250 tool turns under a budget of 300 is not cut by the recursion 
   ];
   server.setScript((req): ScriptedReply => {
     const n = toolResults(req);
-    return n < 250 ? { toolCalls: [calls[n % 4]!(n)] } : { content: "Finally." };
+    return n < 60 ? { toolCalls: [calls[n % 4]!(n)] } : { content: "Finally." };
   });
   const out = await run(a, "long", "go long");
   assert.equal(out.messages.at(-1)!.content, "Finally.");
-  assert.equal(out.steps, 2 + 250 * 4 + 3);
+  assert.equal(out.steps, 2 + 60 * 4 + 3);
   assert.ok(a.agent.recursionLimit >= out.steps, `recursion limit ${a.agent.recursionLimit} ≥ ${out.steps} steps`);
 });
