@@ -36,6 +36,12 @@ function argValue(value: unknown): HTMLElement {
 
 const lowerFirst = (text: string): string => text.charAt(0).toLowerCase() + text.slice(1);
 
+/** A button whose label (the rule's scope, long) wraps inside a narrow panel instead of being cut. */
+function wrapping(b: HTMLElement): HTMLElement {
+  b.classList.add("approval-always");
+  return b;
+}
+
 export class ApprovalCards {
   readonly root = h("section", { id: "approvals", testid: "approvals", class: "approvals", attrs: { "aria-label": "Tool calls waiting for approval", hidden: true } });
   private readonly list = h("ol", { class: "approval-list" });
@@ -131,7 +137,7 @@ export class ApprovalCards {
             this.choose(p, { tool_call_id: p.tool_call_id, decision: "reject", ...(why ? { reason: why } : {}) });
           }, true, "close"),
           p.always_allow
-            ? button(p.always_allow.label, "always-allow", () => this.choose(p, { tool_call_id: p.tool_call_id, decision: "approve", always_allow: true }), true)
+            ? wrapping(button(p.always_allow.label, "always-allow", () => this.choose(p, { tool_call_id: p.tool_call_id, decision: "approve", always_allow: true }), true))
             : h("span", { class: "approval-once", testid: "approve-once-only", text: p.class === "protected" ? "A protected write is asked every time." : "This call can be approved only once." }),
           DIFFABLE.has(p.name) ? button("Open Diff", "open-proposed-diff", () => this.post({ type: "openProposedDiff", threadId: this.threadId, toolCallId: p.tool_call_id }), true, "diff") : null,
           reason);
