@@ -272,3 +272,27 @@ test("a turn never waits on more calls than one decision carries: the excess get
   assert.match(results.get(`c${max + 1}`) ?? "", /was not run/);
   assert.equal(results.get("c0"), "Rejected by the user: no reason given");
 });
+
+test("inside a subagent too: denied tools are not offered, and a call to an unknown tool gets DeerFlow's error result", async () => {
+  const d = sandboxDirs();
+  let subTools: string[] = [];
+  let subResult = "";
+  server.setScript((req) => {
+    const names = (req.body?.tools ?? []).map((t) => t.function.name);
+    const tool = (req.body?.messages ?? []).find((m) => m.role === "tool");
+    if (!names.includes("task")) {
+      subTools = names;
+      if (!tool) return { toolCalls: [{ name: "no_such_tool", id: "call_sub", args: {} }] };
+      subResult = typeof tool.content === "string" ? tool.content : JSON.stringify(tool.content);
+      return { content: "That tool does not exist." };
+    }
+    if (!tool) return { toolCalls: [{ name: "task", id: "call_task", args: { description: "d", prompt: "try it", subagent_type: "general-purpose" } }] };
+    return { content: "done" };
+  });
+  const r = await runCli(["run", "--workspace", d.workspace, "--data-dir", d.dataDir, "--base-url", server.url, "--model", "scripted", "--prompt", "go", "--subagents", "--approval", "write=deny"]);
+  assert.equal(r.code, 0, r.stderr + r.stdout.slice(-1500));
+  assert.equal(r.lines.at(-1)!.data.stop_reason, undefined);
+  assert.ok(subTools.includes("read_file") && !subTools.includes("write_file") && !subTools.includes("str_replace"), subTools.join(","));
+  assert.match(subResult, /^Error: no_such_tool is not a valid tool, try one of \[[^\]]*read_file[^\]]*\]\.$/);
+  assert.doesNotMatch(subResult, /write_file/, "the list is what the subagent was offered");
+});

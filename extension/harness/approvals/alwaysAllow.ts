@@ -19,8 +19,15 @@
  */
 import type { AlwaysAllowRule, SandboxKind, ToolClass } from "../../protocol/approvals.js";
 
-/** Run their arguments as another command or as code: a prefix of them would cover anything. */
-const RUNS_ANYTHING = new Set(["sudo", "su", "doas", "env", "xargs", "nohup", "time", "timeout", "nice", "ionice", "command", "builtin", "exec", "eval", "watch", "ssh", "chroot", "nsenter", "unshare", "strace", "busybox", "script", "setsid", "stdbuf"]);
+/**
+ * Run their arguments as another command or as code (`find -exec`, awk's `system()`): a prefix
+ * of them would cover anything.
+ */
+const RUNS_ANYTHING = new Set([
+  "sudo", "su", "doas", "pkexec", "runuser", "env", "xargs", "parallel", "nohup", "time", "timeout", "nice", "ionice", "flock",
+  "command", "builtin", "exec", "eval", "watch", "ssh", "chroot", "nsenter", "unshare", "strace", "busybox", "script", "setsid",
+  "stdbuf", "find", "awk", "gawk", "mawk", "nawk",
+]);
 /** Run a script: a rule needs the script's name as well. */
 const INTERPRETERS = new Set(["sh", "bash", "zsh", "dash", "ksh", "fish", "source", ".", "python", "python3", "python2", "node", "deno", "bun", "perl", "ruby", "php", "lua", "pwsh", "powershell"]);
 /** A word that may join a prefix: a sub-command or a script name, not a flag, a quote or a pattern. */

@@ -234,10 +234,10 @@ export function approvalMiddleware(o: ApprovalOptions) {
     wrapToolCall: (request, handler) => {
       const call = request.toolCall;
       const known = request.tool !== undefined || (names?.registered.has(call.name) ?? false);
+      // Without a model request in this run (a decision run) only a missing name is answered here;
+      // any other call meets the policy below (fail closed): an unknown tool's grant reaches ToolNode, which answers it.
       const bad = malformedCallResult(call, known, names);
       if (bad) return bad;
-      // An unknown tool before this run asked its model (a legacy paused turn): ToolNode answers it, nothing runs.
-      if (!known) return handler(request);
       const messages = (request.state as Partial<ApprovalState>).messages ?? [];
       const v = verdictFor(call, consentOf(request.state, request.runtime.configurable, consumed), o, locateCall(messages, call.id));
       if (v.mode === "deny") return deniedResult(call, v);

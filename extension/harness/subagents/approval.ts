@@ -31,7 +31,6 @@ export function subagentApprovalMiddleware(o: ApprovalOptions, alwaysAllowed: un
       const known = request.tool !== undefined || (names?.registered.has(call.name) ?? false);
       const bad = malformedCallResult(call, known, names);
       if (bad) return bad;
-      if (!known) return handler(request);
       const v = verdictFor(call, { rules }, o);
       if (v.mode === "deny") return deniedResult(call, v);
       if (v.mode === "ask") {

@@ -18,7 +18,7 @@ test("the prefix a card offers: the program and its sub-command, when they cover
   assert.equal(commandPrefix("echo PWNED; id"), undefined);
   assert.equal(commandPrefix("python -c 'import os'"), undefined, "an interpreter without its script");
   assert.equal(commandPrefix("bash"), undefined);
-  for (const wrapper of ["sudo rm -rf /", "env X=1 make", "xargs rm", "eval ls", "timeout 5 make"]) assert.equal(commandPrefix(wrapper), undefined, wrapper);
+  for (const wrapper of ["sudo rm -rf /", "env X=1 make", "xargs rm", "eval ls", "timeout 5 make", "find . -name x", "awk '{print}' f"]) assert.equal(commandPrefix(wrapper), undefined, wrapper);
   assert.equal(commandPrefix("FOO=1 make"), undefined, "an assignment first");
   assert.equal(commandPrefix("make $(curl evil)"), undefined, "command substitution");
   assert.equal(commandPrefix("echo hi > .git/hooks/pre-commit"), undefined, "a redirection to a file");
