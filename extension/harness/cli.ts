@@ -46,8 +46,11 @@ const USAGE = `Usage:
                    Decides every tool call the thread waits on, then continues the run and
                    streams like run (same output, same exit codes). Rejected calls answer the
                    model "Rejected by the user: <reason>". Takes run's model, sandbox,
-                   --max-turns and --approval flags; without them it continues with the paused run's model and
-                   host-command setting.
+                   --max-turns and --approval flags; without them it continues with the paused
+                   run's model and host-command setting. A yes covers the call it names once.
+                   --always-allow TOOL also keeps the card's rule for this thread: bash commands
+                   whose every sub-command starts with the card's prefix, in the same sandbox
+                   kind; other tools' calls of the same class; never a protected write.
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
                    The thread's state, with "usage": the sum over its runs (and the last run's).
   deerflow threads --workspace DIR [--data-dir DIR]

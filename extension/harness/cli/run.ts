@@ -125,10 +125,24 @@ export async function approveCommand(argv: string[]): Promise<number> {
             ...approveIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "approve" })),
             ...rejectIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "reject", ...(reason ? { reason } : {}) })),
           ];
-    // --always-allow TOOL: approved calls of that tool stop asking in this thread.
-    return list.map((d) => (d.decision === "approve" && always.has(pending.find((p) => p.tool_call_id === d.tool_call_id)?.name ?? "") ? { ...d, always_allow: true } : d));
+    // --always-allow TOOL: each approved call of that tool also gives its card's "Always allow"
+    // rule (its command prefix, its sandbox kind; approvals/alwaysAllow.ts). A card that offers
+    // none (a protected write, a command no prefix covers) is approved once, and stderr says so.
+    return list.map((d) => {
+      const calls = pending.filter((p) => p.tool_call_id === d.tool_call_id);
+      if (d.decision !== "approve" || !calls.some((p) => always.has(p.name))) return d;
+      const once = calls.filter((p) => !p.always_allow);
+      for (const p of once) process.stderr.write(`deerflow approve: --always-allow ${p.name}: ${p.tool_call_id} is approved once; ${onceReason(p)}\n`);
+      return once.length === calls.length ? d : { ...d, always_allow: true };
+    });
   };
   return streamedRun(v, { command: "approve", threadId, createThread: false, prompt: "", approvals: decisions });
+}
+
+function onceReason(p: PendingApproval): string {
+  if (p.class === "protected") return "a protected write is asked every time.";
+  if (p.name === "bash") return "no command prefix covers this command line (see deerflow --help).";
+  return "its card offers no rule.";
 }
 
 async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number> {

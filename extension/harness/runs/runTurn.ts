@@ -213,8 +213,8 @@ async function turnInput(
   let configurable = config.configurable;
   if (req.approvals) {
     const snap = await req.agent.graph.getState(config);
-    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: string[] | null };
-    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow ?? []);
+    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: unknown };
+    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow);
     emit({ ...base, event: "custom", data: { type: "approval_decided", decisions: req.approvals } });
     input = { ...decided.input, messages: [...decided.input.messages, ...(human ? [human] : [])] };
     configurable = { ...configurable, [RESUME_CONFIG_KEY]: decided.resume };

@@ -36,8 +36,8 @@ export interface SubagentChainContext {
   supportsVision: boolean;
   /** The lead run's policy and classification context. */
   approval: ApprovalOptions;
-  /** The thread's "Always allow" tools (the lead's `approval_always_allow`). */
-  alwaysAllowed: readonly string[];
+  /** The thread's "Always allow" rules: the lead's `approval_always_allow` channel as it stands. */
+  alwaysAllowed: unknown;
   maxTurns: number;
   tokenBudget: number;
   /** Filled by the budget middleware when a cap ends the run. */

@@ -95,7 +95,7 @@ export function taskTool(deps: TaskToolDeps) {
           : { model: deps.model, modelName: deps.modelName };
 
       const tools = deps.parentTools.filter((t) => (type.tools ? type.tools.includes(t.name) : !type.disallowed.includes(t.name)));
-      const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: string[] | null };
+      const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: unknown };
       const writer = runtime.writer as ((chunk: unknown) => void) | undefined;
       const write: TaskEventWriter = (data) => writer?.(data);
       const result = await runSubagent({
