@@ -47,10 +47,18 @@ export interface ContainerSummary {
   readonly Labels: Readonly<Record<string, string>>;
 }
 
+export interface ContainerMount {
+  readonly Type: string;
+  readonly Source: string;
+  readonly Destination: string;
+  readonly RW: boolean;
+}
+
 export interface ContainerInspect {
   readonly Id: string;
   readonly State: { readonly Running: boolean; readonly Status: string; readonly ExitCode: number };
-  readonly Config: { readonly Env: readonly string[] | null };
+  readonly Config: { readonly Env: readonly string[] | null; readonly Labels?: Readonly<Record<string, string>> | null };
+  readonly Mounts?: readonly ContainerMount[] | null;
 }
 
 export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env): string {
