@@ -39,8 +39,11 @@ before(async () => {
 
 after(async () => {
   await server?.close();
-  for (const folder of folders) await disposeFixture(api, folder);
+  // Every folder is disposed even when one removal fails (a slow engine); the first failure is reported.
+  const failures: unknown[] = [];
+  for (const folder of folders) await disposeFixture(api, folder).catch((err: unknown) => failures.push(err));
   api?.close();
+  if (failures.length > 0) throw failures[0];
 });
 
 function git(cwd: string, ...args: string[]): string {

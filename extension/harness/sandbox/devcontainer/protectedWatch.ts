@@ -81,7 +81,7 @@ export class ProtectedWatch {
 
   async snapshot(signal?: AbortSignal): Promise<ProtectedSnapshot> {
     const seen = new Map<string, Seen>();
-    let pending: Pending[] = [{ path: this.folder, rel: "", rule: undefined }];
+    const pending: Pending[] = [{ path: this.folder, rel: "", rule: undefined }];
     // Folders in batches: the cost is one lstat per folder, so they are issued together rather
     // than one round trip to the thread pool at a time.
     while (pending.length > 0) {

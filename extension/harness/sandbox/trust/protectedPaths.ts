@@ -87,12 +87,20 @@ const SEGMENT_RULES = new Map<string, ProtectedRule>([
 /** Every name lefthook reads its configuration from (its docs: the file and its local override). */
 const LEFTHOOK_NAME = /^\.?lefthook(-local)?\.(ya?ml|toml|json|jsonc)$/;
 const CODE_WORKSPACE_SUFFIX = ".code-workspace";
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
 
 /**
  * The rule one path segment falls under (at any depth), or undefined. `.deerflow` is not here: it
  * is protected only at the workspace root, which `classifyWrite` decides from the whole path.
  */
 export function ruleOfSegment(segment: string): ProtectedRule | undefined {
+  // Fast path for the common case (the container's watch asks for every name in the tree): a
+  // printable-ASCII name that cannot fold onto any protected name. Only NFKC can turn other
+  // characters into these (a fullwidth full stop into "."), so anything else takes the full fold.
+  if (PRINTABLE_ASCII.test(segment) && segment[0] !== ".") {
+    const lower = segment.toLowerCase();
+    if (!lower.includes("lefthook") && !lower.includes(CODE_WORKSPACE_SUFFIX)) return undefined;
+  }
   const folded = foldSegment(segment);
   const exact = SEGMENT_RULES.get(folded);
   if (exact) return exact;
