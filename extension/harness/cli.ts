@@ -16,7 +16,7 @@ import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
 
 const USAGE = `Usage:
-  deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
+  deerflow run     --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
                    [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
@@ -74,12 +74,16 @@ const USAGE = `Usage:
                    Puts those files back as they were before the run (an added file is removed).
                    A file changed again since the run is refused and kept (exit 1), the others
                    are reverted. Refused while a run of the thread is active.
-  deerflow memory show|clear [--data-dir DIR]
+  deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR]
                    Long-term memory (one per data directory): after a run, the user's messages
-                   and the final answers are queued for fact extraction by the model (the run's,
-                   or memory.model_name), done before the CLI exits ("memory: updated (N facts)"
-                   on stderr). A thread's first request carries it as a hidden <memory> block.
-                   show prints it as JSON; clear empties it and drops queued updates.
+                   and the final answers not yet extracted are queued for fact extraction by the
+                   model (the run's, or memory.model_name), done before the CLI exits ("memory:
+                   updated (N facts)" on stderr). A thread's first request carries it as a hidden
+                   <memory> block. What is learnt in a workspace is given only to that workspace's
+                   threads; entries that read as instructions or permissions are not stored.
+                   show prints it as JSON (--workspace: what that folder's threads are given);
+                   clear empties it and drops queued updates; promote makes a fact (or a folder's
+                   section, e.g. user.workContext) global.
                    run --no-memory (or config memory.enabled false): no injection, no extraction.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]

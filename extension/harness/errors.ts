@@ -50,6 +50,8 @@ export type HarnessErrorCode =
   | "run_not_found"
   /** Long-term memory (issue 15): the stored or submitted document is not valid JSON or not memory-shaped; nothing was changed. */
   | "memory_invalid"
+  /** Long-term memory (issue 21): the fact or workspace section asked for (memory/promote) is not in the memory. */
+  | "memory_not_found"
   /** Manual compaction (issue 15): every summary model failed (the configured one, then the run's); nothing was written. */
   | "summary_failed"
   /** Manual compaction: cancelled (deerflow cancel, runs/cancel) before its summary was written; nothing was written. */

@@ -31,6 +31,8 @@ export type WebviewToHost =
   | { type: "selectModel"; name: string }
   | { type: "setPlanMode"; enabled: boolean }
   | { type: "requestImage"; sha256: string }
+  /** "Open Memory" on the panel's memory line. */
+  | { type: "openMemory" }
   /** Approval cards and changed files (review.ts). */
   | ReviewToHost;
 
@@ -40,6 +42,8 @@ export interface PanelStatus {
   sandbox?: { kind: "local" | "devcontainer"; state: "idle" | "starting" | "ready" | "stopped" | "error"; detail?: string };
   /** Why sandbox commands are off (untrusted workspace, host commands not allowed). */
   restriction?: string;
+  /** The last change long-term memory made for this workspace ("Memory updated: 1 fact learnt …"), until the panel is reloaded. */
+  memory?: string;
 }
 
 /** Messages from the host to the webview. */

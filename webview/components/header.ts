@@ -4,7 +4,8 @@
  * announced; Cancel is shown only while a run is active (it cancels the run, never the thread).
  * Under it, tokens and estimated cost (issue 15): the last run's (input, output, and cached and
  * reasoning where non-zero) and the thread's total, as the harness summed and priced them; a
- * cost the price table does not know is "cost unknown", never a number.
+ * cost the price table does not know is "cost unknown", never a number. Last, when long-term
+ * memory changed for this workspace (issue 21), a line saying what changed, with Open Memory.
  */
 import type { WebviewToHost } from "../../extension/protocol/webview.js";
 import type { PanelState } from "../store.js";
@@ -45,6 +46,9 @@ export class Header {
   private readonly status = h("div", { id: "run-status", testid: "run-status", class: "run-status", attrs: { role: "status", "aria-live": "polite" } }, this.statusIcon, this.statusText, this.statusDetail);
   private readonly cancel: HTMLElement;
   private readonly restriction = h("div", { class: "restriction", testid: "restriction", attrs: { hidden: true } });
+  /** "Memory updated from this thread: …" (issue 21) with Open Memory; a live region, so it is announced. */
+  private readonly memoryText = h("span", { class: "memory-text" });
+  private readonly memory: HTMLElement;
   private readonly usageRun = h("span", { class: "usage-run", testid: "usage-run" });
   private readonly usageThread = h("span", { class: "usage-thread", testid: "usage-thread" });
   private readonly usage = h("div", { class: "run-usage", testid: "usage", attrs: { hidden: true } }, this.usageRun, this.usageThread);
@@ -70,6 +74,13 @@ export class Header {
       attrs: { secondary: true, "aria-label": "Cancel", hidden: true },
       on: { click: () => this.post({ type: "cancel" }) },
     }, icon("debug-stop"), h("span", { text: "Cancel" }));
+    const openMemory = h("button", {
+      class: "link-button",
+      testid: "open-memory",
+      attrs: { type: "button", title: "DeerFlow: Open Memory" },
+      on: { click: () => this.post({ type: "openMemory" }) },
+    }, h("span", { text: "Open Memory" }));
+    this.memory = h("div", { class: "memory-line", testid: "memory-line", attrs: { hidden: true, role: "status", "aria-live": "polite" } }, icon("database"), this.memoryText, openMemory);
     this.list.root.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape") { this.setListOpen(false); this.toggle.focus(); }
     });
@@ -79,6 +90,7 @@ export class Header {
       h("div", { class: "run-row" }, this.status, this.cancel),
       this.usage,
       this.restriction,
+      this.memory,
     );
   }
 
@@ -114,6 +126,8 @@ export class Header {
     this.cancel.hidden = !active;
     this.restriction.hidden = !s.status?.restriction;
     setText(this.restriction, s.status?.restriction ?? "");
+    this.memory.hidden = !s.status?.memory;
+    setText(this.memoryText, s.status?.memory ?? "");
     const usage = s.thread?.usage;
     setText(this.usageRun, usage?.run ? `Last run: ${describeUsage(usage.run)}` : "");
     setText(this.usageThread, usage?.thread ? `Thread: ${formatTokens(usage.thread.total_tokens)} tokens · ${formatCost(usage.thread)}` : "");

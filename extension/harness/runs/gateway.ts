@@ -147,7 +147,8 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
     }
     approvals = decideAll(pending, "reject", "the user sent a new message instead");
   }
-  if (req.prompt.trim() === "" && !approvals) throw new HarnessError("usage", "A run needs a non-empty prompt.");
+  // A message of files alone is one (DeerFlow's upload-only turn); a decision run carries none.
+  if (req.prompt.trim() === "" && !approvals && (req.files ?? []).length === 0) throw new HarnessError("usage", "A run needs a non-empty prompt or files.");
   // The whitelist: a configured model, or the operator's explicit ad-hoc endpoint.
   const model = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
   const titleModel = s.config.title_model ? resolveModel(s.config, { name: s.config.title_model }) : undefined;

@@ -74,8 +74,9 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
 
   // An id of our own: the journal names the input message before the reducer would assign one,
   // and a middleware that edits it (Uploads) replaces it by this id.
+  // No new message only for a decision run (empty prompt, no files); files alone are a message.
   const human =
-    req.prompt.trim() === ""
+    req.prompt.trim() === "" && !(req.files && req.files.length > 0)
       ? undefined
       : new HumanMessage({
           id: randomUUID(),

@@ -29,6 +29,7 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("selectModel"), name: z.string().min(1).max(200) }),
   z.object({ type: z.literal("setPlanMode"), enabled: z.boolean() }),
   z.object({ type: z.literal("requestImage"), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
+  z.object({ type: z.literal("openMemory") }),
   ...REVIEW_MESSAGE_SCHEMAS,
 ]);
 

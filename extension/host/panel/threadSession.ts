@@ -20,6 +20,7 @@ import type { HostToWebview, ModelChoice, PanelStatus } from "../../protocol/web
 import type { RunTracker } from "../runTracker.js";
 import { EventFeed } from "./eventFeed.js";
 import { isInside } from "./paths.js";
+import { describeMemoryChange } from "../memoryChange.js";
 
 export interface SessionDeps {
   harness: HarnessClient;
@@ -45,6 +46,8 @@ export class ThreadSession implements vscode.Disposable {
   private readonly feed: EventFeed;
   private activeRun: PanelStatus["run"];
   private sandbox: PanelStatus["sandbox"];
+  /** The last memory change for the panel's folder (memory/changed), shown until the window reloads. */
+  private memoryLine: string | undefined;
   private attachments: string[] = [];
   private attached = false;
   private prefetched: Promise<Prefetched | undefined> | undefined;
@@ -66,6 +69,13 @@ export class ThreadSession implements vscode.Disposable {
           if (!folder || folder.uri.fsPath !== p.workspaceFolder) return;
           const state = p.status === "starting" ? "starting" : p.status === "ready" ? "ready" : "stopped";
           this.sandbox = { kind: "devcontainer", state, ...(p.detail ? { detail: p.detail } : {}) };
+          return this.pushStatus();
+        });
+      }),
+      deps.harness.onNotification("memory/changed", (p) => {
+        void this.folder(false).then((folder) => {
+          if (!folder || folder.uri.fsPath !== p.workspaceFolder) return;
+          this.memoryLine = describeMemoryChange(p, this.threadId);
           return this.pushStatus();
         });
       }),
@@ -410,6 +420,7 @@ export class ThreadSession implements vscode.Disposable {
     if (this.activeRun) status.run = this.activeRun;
     if (this.sandbox) status.sandbox = this.sandbox;
     if (restriction) status.restriction = restriction;
+    if (this.memoryLine) status.memory = this.memoryLine;
     this.post({ type: "status", status });
   }
 
