@@ -7,7 +7,9 @@
  *   hook's update applied with the state's reducers before the next hook sees it; a `jumpTo` ends
  *   the point there. Measured (test/unit/agent/graphSteps.test.ts, the whole chain): a tool turn is
  *   4 graph steps (before_model, model_request, after_model, tools; parallel calls share the tools
- *   step), an answer turn 3, and a run adds 2 (before_agent, after_agent). createAgent gave every
+ *   step), an answer turn 3, and the run's own hooks take none (beforeAgent runs in the run's first
+ *   before_model, afterAgent in the node that ends the run), so a one-answer run is 3 steps.
+ *   createAgent gave every
  *   hook its own node: ~13 steps a tool turn, so LangGraph's recursion limit ended runs after 7
  *   tool calls. A run is bounded by its turn budget (`max_turns` model calls), never by steps.
  * - `wrapModelCall`/`wrapToolCall`: first in the list = OUTERMOST wrapper. So InputSanitization
