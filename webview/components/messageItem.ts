@@ -35,6 +35,7 @@ export function patchRow(row: HTMLElement, prev: MessageView | undefined, m: Mes
     return;
   }
   row.toggleAttribute("data-streaming", m.streaming);
+  setStopReason(row, m);
   const body = row.querySelector<HTMLElement>(":scope > .msg-body");
   if (body) {
     setMarkdown(body, m.text, m.streaming);
@@ -46,6 +47,7 @@ export function patchRow(row: HTMLElement, prev: MessageView | undefined, m: Mes
 
 function fillRow(row: HTMLElement, m: MessageView, ctx: RowContext): void {
   row.toggleAttribute("data-streaming", m.streaming);
+  setStopReason(row, m);
   switch (m.role) {
     case "human": {
       row.append(h("div", { class: "msg-author", text: "You" }), h("div", { class: "msg-text", text: m.text }));
@@ -75,6 +77,12 @@ function fillRow(row: HTMLElement, m: MessageView, ctx: RowContext): void {
       return;
     }
   }
+}
+
+/** `data-stop-reason` on the message the harness wrote for how the run stopped (e.g. turn_capped). */
+function setStopReason(row: HTMLElement, m: MessageView): void {
+  if (m.stopReason) row.dataset.stopReason = m.stopReason;
+  else delete row.dataset.stopReason;
 }
 
 function patchCalls(host: HTMLElement, m: MessageView, ctx: RowContext): void {

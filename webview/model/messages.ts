@@ -114,7 +114,10 @@ export function messageView(m: WireMessage): { key: string; view: MessageView | 
     argsText: "",
     result: undefined,
   }));
-  return { key, view: { key, role: m.type === "human" ? "human" : "ai", text, streaming: false, toolCalls, files: fileNames(m.additional_kwargs) } };
+  const view: MessageView = { key, role: m.type === "human" ? "human" : "ai", text, streaming: false, toolCalls, files: fileNames(m.additional_kwargs) };
+  const stop = m.additional_kwargs?.stop_reason;
+  if (m.type === "ai" && typeof stop === "string" && stop) view.stopReason = stop;
+  return { key, view };
 }
 
 function toolResultOf(m: WireMessage): ToolResultInput {
@@ -168,7 +171,7 @@ function withTask(c: ToolCallView, task: ToolCallView["task"]): ToolCallView {
 }
 
 function sameView(a: MessageView, b: MessageView): boolean {
-  return a.role === b.role && a.text === b.text && a.streaming === b.streaming && a.files.join("\n") === b.files.join("\n") &&
+  return a.role === b.role && a.text === b.text && a.streaming === b.streaming && a.stopReason === b.stopReason && a.files.join("\n") === b.files.join("\n") &&
     a.toolCalls.length === b.toolCalls.length &&
     a.toolCalls.every((c, k) => {
       const d = b.toolCalls[k]!;

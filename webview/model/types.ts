@@ -63,6 +63,11 @@ export interface MessageView {
   toolName?: string;
   /** An error row (from an `error` or failed `end` event), rendered as an error banner. */
   error?: string;
+  /**
+   * Why the run stopped, on the AI message the harness wrote for it (`additional_kwargs.stop_reason`,
+   * e.g. "turn_capped": the run used its turn budget; that message is the thread's last).
+   */
+  stopReason?: string;
 }
 
 export interface ArtifactItem {
@@ -92,6 +97,8 @@ export interface RunView {
   retry: string | null;
   /** The last run paused on tool calls that wait on the user's decision (issue 13). */
   awaitingApproval: boolean;
+  /** The last run's `end.data.stop_reason` (null before its end, or for a plain answer). */
+  stopReason: string | null;
 }
 
 export interface ThreadView {
@@ -136,4 +143,9 @@ export interface PanelState {
   images: ReadonlyMap<string, string | null>;
   /** The last host error, shown until dismissed or replaced. */
   notice: string | null;
+  /**
+   * The key of the turn-capped message whose Continue was pressed: the bar hides at once (no
+   * second run from a double click) until the run starts, or comes back if the host refused it.
+   */
+  continued: string | null;
 }
