@@ -58,7 +58,7 @@ export class App {
     // The list last: the parts above and below may have changed size, and the list lays out (and
     // pins to the bottom) against its final viewport height.
     const empty = s.threadId === null ? "Start a conversation: type a message below." : s.thread ? "No messages yet." : "Loading thread…";
-    this.list.update(s.thread?.threadId ?? null, s.thread?.messages ?? [], isRunActive(s), empty);
+    this.list.update(s.thread, isRunActive(s), empty);
   }
 
   focusInput(): void {

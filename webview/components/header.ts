@@ -147,9 +147,9 @@ export function describeUsage(u: UsageView): string {
 
 /** The last AI turn asked for clarification and the user has not answered yet. */
 function awaitingAnswer(s: PanelState): boolean {
-  const msgs = s.thread?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i]!;
+  const msgs = s.thread?.messages;
+  for (let i = (msgs?.length ?? 0) - 1; i >= 0; i--) {
+    const m = msgs!.at(i)!;
     if (m.role === "human") return false;
     if (m.role === "ai") return m.toolCalls.some((c) => c.name === "ask_clarification" && c.result !== undefined);
   }

@@ -9,6 +9,8 @@ import type { WireMessage, WireMessageChunk } from "../../extension/protocol/eve
 import { appendError, applyChunk, buildMessages, dropStreaming, endStreaming, isRecord, upsertMessage } from "./messages.js";
 import { applyTaskEvent, attachTasks, isTaskEvent } from "./tasks.js";
 import { NO_USAGE, usageAfterEnd, usageFromState } from "./usage.js";
+import { PMap } from "./pmap.js";
+import { Seq } from "./seq.js";
 import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
 
 export function emptyThread(threadId: string): ThreadView {
@@ -16,11 +18,13 @@ export function emptyThread(threadId: string): ThreadView {
     threadId,
     title: null,
     lastSeq: 0,
-    messages: [],
-    index: new Map(),
-    callOwner: new Map(),
-    pendingResults: new Map(),
-    tasks: new Map(),
+    messages: Seq.empty(),
+    index: PMap.empty(),
+    callOwner: PMap.empty(),
+    pendingResults: PMap.empty(),
+    tasks: PMap.empty(),
+    live: [],
+    rowsShape: {},
     artifacts: [],
     todos: null,
     viewedImages: [],

@@ -8,6 +8,8 @@ import type { ThreadSummary } from "../../extension/protocol/rpc.js";
 import type { ModelChoice, PanelStatus } from "../../extension/protocol/webview.js";
 import type { RunStatus, TaskUsage } from "../../extension/protocol/events.js";
 import type { UsageState } from "./usage.js";
+import type { Seq } from "./seq.js";
+import type { PMap } from "./pmap.js";
 
 /** "error" rows are not messages: a run error shown in line, where it happened. */
 export type Role = "human" | "ai" | "tool" | "error";
@@ -106,15 +108,28 @@ export interface ThreadView {
   title: string | null;
   /** Highest journal seq applied; events at or below it are replays and are ignored. */
   lastSeq: number;
-  messages: readonly MessageView[];
-  /** message key → index in `messages` (rebuilt on insert/remove only). */
-  index: ReadonlyMap<string, number>;
+  /**
+   * The rows, in order. Persistent (model/seq.ts), as are the maps below (model/pmap.ts): one
+   * event copies what it changed, never the whole thread (issue 20: per-event cost stays flat in
+   * a 300-turn run).
+   */
+  messages: Seq<MessageView>;
+  /** message key → index in `messages` (rebuilt when a row is removed). */
+  index: PMap<number>;
   /** tool_call_id → key of the AI message that made the call. */
-  callOwner: ReadonlyMap<string, string>;
+  callOwner: PMap<string>;
   /** Results seen before their call (rare; kept so a later call picks its result up). */
-  pendingResults: ReadonlyMap<string, ToolResultView>;
+  pendingResults: PMap<ToolResultView>;
   /** task_id → the subagent's view, from the journal's task events (model/tasks.ts). */
-  tasks: ReadonlyMap<string, TaskView>;
+  tasks: PMap<TaskView>;
+  /** Keys of the rows still streaming (none or one, mostly): a run's end reads these, not every row. */
+  live: readonly string[];
+  /**
+   * Replaced whenever a row is removed or the rows are rebuilt (a snapshot). Two views with the
+   * same token differ only by rows appended at the end and rows replaced in place, which is what
+   * the virtual list relies on to update its geometry without walking every row.
+   */
+  rowsShape: object;
   artifacts: readonly ArtifactItem[];
   todos: readonly TodoItem[] | null;
   viewedImages: readonly ViewedImageItem[];

@@ -10,6 +10,7 @@ import type { PanelState } from "../../../webview/store.js";
 import type { HostToWebview } from "../../../extension/protocol/webview.js";
 import type { JournalEvent } from "../../../extension/protocol/rpc.js";
 import { ai, chunk, end, events, human, metadata, resetSeq, stateMsg, toolMsg, update, values } from "./fixtures.js";
+import { longRun } from "./longRun.js";
 
 const CAPPED_TEXT = "I stopped here: this run used its budget of 3 model turns. Continue to go on.";
 const cappedMsg = (id = "capped") => ({ ...ai(id, CAPPED_TEXT), additional_kwargs: { stop_reason: "turn_capped" } });
@@ -116,4 +117,28 @@ test("a new snapshot (thread switch or reload) forgets a pressed Continue", () =
   assert.equal(canContinue(pressed), false);
   const wire = [human("h1", "Read every file."), cappedMsg()] as never[];
   assert.equal(canContinue(reduce(pressed, stateMsg({ messages: wire, last_seq: 50 }))), true);
+});
+
+test("a 300-turn run: 300 tool-call cards, each with its result, in 301 rows; one event replaces one row and shares the rest", () => {
+  let s = run(stateMsg());
+  const turns = longRun(300);
+  let sharedRows = 0;
+  for (const evs of turns) {
+    for (const e of evs) {
+      const before = s.thread!;
+      s = reduce(s, events(e));
+      const after = s.thread!;
+      // Rows the event did not touch are the same objects (what the list's per-row check relies on).
+      if (before.messages.length > 1 && after.messages.at(0) === before.messages.at(0)) sharedRows++;
+      assert.equal(after.rowsShape, before.rowsShape, "a long run only appends and replaces rows: the list never rebuilds its geometry");
+    }
+  }
+  const t = s.thread!;
+  assert.equal(t.messages.length, 301);
+  const calls = t.messages.flatMap((m) => m.toolCalls);
+  assert.equal(calls.length, 300);
+  assert.ok(calls.every((c, i) => c.id === `call_${i}` && c.result?.status === "success" && c.args !== undefined), "every call answered, in order");
+  assert.equal(t.callOwner.size, 300);
+  assert.equal(t.live.length, 0, "nothing streams once every message is complete");
+  assert.ok(sharedRows > 2000, "untouched rows are shared, event after event");
 });
