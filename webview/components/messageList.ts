@@ -14,7 +14,8 @@ import type { MessageView, ThreadView } from "../model/types.js";
 import type { Seq } from "../model/seq.js";
 import { ListGeometry } from "../model/virtual.js";
 import { h, icon } from "./dom.js";
-import { createRow, patchRow } from "./messageItem.js";
+import { createRow, fitRow, patchRow } from "./messageItem.js";
+import { newCallHeights } from "./callWindow.js";
 import type { RowContext } from "./messageItem.js";
 
 const OVERSCAN_PX = 600;
@@ -38,7 +39,7 @@ export class MessageList {
   private messages: Seq<MessageView> | null = null;
   private pinned = true;
   private lastTop = 0;
-  private ctx: RowContext = { runEnded: true, openCalls: new Set(), foldedTasks: new Set() };
+  private ctx: RowContext = { runEnded: true, openCalls: new Set(), foldedTasks: new Set(), callHeights: newCallHeights() };
   private threadId: string | null = null;
 
   constructor(private readonly schedule: () => void) {
@@ -99,7 +100,7 @@ export class MessageList {
       this.items.replaceChildren();
       this.geometry.clear();
       this.messages = null;
-      this.ctx = { runEnded: !runActive, openCalls: new Set(), foldedTasks: new Set() };
+      this.ctx = { runEnded: !runActive, openCalls: new Set(), foldedTasks: new Set(), callHeights: newCallHeights() };
       this.pinned = true;
     }
     const messages = thread?.messages ?? null;
@@ -136,10 +137,16 @@ export class MessageList {
       this.top.style.height = `${w.padTop}px`;
       this.bottom.style.height = `${w.padBottom}px`;
       let moved = false;
+      // The band rows must cover, in list coordinates: a row with many calls shows only those cards.
+      const bandTop = scrollTop - OVERSCAN_PX;
+      const bandBottom = scrollTop + viewport + OVERSCAN_PX;
       for (let i = w.start; i < w.end; i++) {
         const key = g.keyAt(i)!;
-        const el = this.rendered.get(key)?.el;
-        if (el && g.setHeight(key, el.offsetHeight)) moved = true;
+        const r = this.rendered.get(key);
+        if (!r) continue;
+        const rowTop = g.offset(i);
+        if (fitRow(r.el, r.msg, this.ctx, bandTop - rowTop, bandBottom - rowTop)) moved = true;
+        if (g.setHeight(key, r.el.offsetHeight)) moved = true;
       }
       if (!moved) break;
     }
