@@ -106,6 +106,10 @@ describe(`DeerFlow panel: 300 tool-call cards, a bounded DOM (code-server ${defa
     const atTop = await cardsInDom();
     assert.ok(atTop > 0 && atTop <= MAX_CARDS_IN_DOM, `${atTop} of ${CARDS} tool-call cards in the DOM at the top (at most ${MAX_CARDS_IN_DOM})`);
     await screenshot(df!.page, `${shot}-top`);
+    // Scrolled up, the list no longer follows new rows; "Scroll to latest" brings it back (and
+    // the next prompt into view).
+    await panel.view.getByRole("button", { name: "Scroll to latest" }).click();
+    await shows(card(last), "the last tool-call card again after Scroll to latest");
     console.log(`  ${name}: ${atBottom} cards in the DOM at the bottom, ${atTop} at the top, of ${CARDS}`);
   }
 
