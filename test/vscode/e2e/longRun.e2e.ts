@@ -125,8 +125,11 @@ describe(`DeerFlow panel: 300 tool-call cards, a bounded DOM (code-server ${defa
   test("300 sequential tool turns in one run: the list shows only the rows near the viewport", () =>
     step("sequential", async () => {
       await panel.send(tagged("sequential", "Go through the files one call at a time."));
-      await shows(panel.message("ai", SEQUENTIAL_DONE), "the answer after 300 sequential tool turns", 600_000);
-      await shows(panel.status("success"), "the sequential run ends success");
+      // However it ends (a run cut short must fail here at once, not after the long wait).
+      await shows(panel.view.locator('[data-testid="run-status"]:not([data-status="running"]):not([data-status="pending"])'), "the end of the 300-turn run", 600_000);
+      const status = panel.view.getByTestId("run-status");
+      assert.equal(await status.getAttribute("data-status"), "success", `the 300-turn run ends success, not: ${await status.textContent()}`);
+      await shows(panel.message("ai", SEQUENTIAL_DONE), "the answer after 300 sequential tool turns");
       await checkBounded("sequential", "call_s_0", "call_s_299", "long-02-sequential");
     }));
 });
