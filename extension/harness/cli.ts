@@ -20,7 +20,10 @@ const USAGE = `Usage:
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
                    [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
-                   [--max-tokens N] [--no-memory] [--data-dir DIR]
+                   [--max-tokens N] [--max-turns N] [--no-memory] [--data-dir DIR]
+                   --max-turns caps the model turns (model requests) of the run (config key
+                   max_turns, default 200): at N the run ends "success" with stop_reason
+                   "turn_capped", every tool call answered; a next run on the thread continues.
                    --max-tokens caps the run's tokens (input + output, subagents included; config
                    key token_budget.max_tokens_per_run; 0 = none): at N the answer's tool calls
                    are dropped and the run ends with stop_reason "token_capped".
@@ -42,8 +45,8 @@ const USAGE = `Usage:
                    [--reject CALL_ID]...) [--reason TEXT] [--always-allow TOOL]... [--data-dir DIR]
                    Decides every tool call the thread waits on, then continues the run and
                    streams like run (same output, same exit codes). Rejected calls answer the
-                   model "Rejected by the user: <reason>". Takes run's model, sandbox and
-                   --approval flags; without them it continues with the paused run's model and
+                   model "Rejected by the user: <reason>". Takes run's model, sandbox,
+                   --max-turns and --approval flags; without them it continues with the paused run's model and
                    host-command setting.
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
                    The thread's state, with "usage": the sum over its runs (and the last run's).

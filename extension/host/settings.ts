@@ -53,16 +53,19 @@ function summarizationSettings(cfg: vscode.WorkspaceConfiguration): NonNullable<
 
 /**
  * What a run may spend: `deerflow.subagents.enabled` (up to 6 subagents a run, each with its own
- * token budget) and `deerflow.maxTokensPerRun` (the cap). Machine scope, read from user/machine
+ * token budget), `deerflow.maxTokensPerRun` (the cap) and `deerflow.maxTurnsPerRun` (model turns). Machine scope, read from user/machine
  * values only (trustedSetting.ts): a cloned repository's .vscode/settings.json must not switch
  * subagents on nor lift the user's cap.
  */
-export function runLimitSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): Pick<HarnessSettings, "subagents" | "token_budget"> {
-  const out: Pick<HarnessSettings, "subagents" | "token_budget"> = {};
+export function runLimitSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): Pick<HarnessSettings, "subagents" | "token_budget" | "max_turns"> {
+  const out: Pick<HarnessSettings, "subagents" | "token_budget" | "max_turns"> = {};
   if (trustedSettingValue<unknown>(cfg.inspect<unknown>("subagents.enabled"), false) === true) out.subagents = { enabled: true };
   // A cap only (issue 15): 0 or anything that is not a whole number of tokens means no budget.
   const maxTokens = trustedSettingValue<unknown>(cfg.inspect<unknown>("maxTokensPerRun"), 0);
   if (typeof maxTokens === "number" && Number.isSafeInteger(maxTokens) && maxTokens > 0) out.token_budget = { max_tokens_per_run: maxTokens };
+  // The turn budget (issue 20): a whole number of model turns, at least 1; anything else keeps the harness default.
+  const maxTurns = trustedSettingValue<unknown>(cfg.inspect<unknown>("maxTurnsPerRun"), undefined);
+  if (typeof maxTurns === "number" && Number.isSafeInteger(maxTurns) && maxTurns >= 1) out.max_turns = maxTurns;
   return out;
 }
 

@@ -3,6 +3,13 @@
  * The order IS the behaviour, so it is stated here, in one place, with the reasons:
  *
  * - `beforeAgent`/`beforeModel` hooks run in list order; `afterModel`/`afterAgent` in REVERSE order.
+ * - All hooks of one point run composed in ONE graph node (agent/graph/build.ts, issue 20), each
+ *   hook's update applied with the state's reducers before the next hook sees it; a `jumpTo` ends
+ *   the point there. Measured (test/unit/agent/graphSteps.test.ts, the whole chain): a tool turn is
+ *   4 graph steps (before_model, model_request, after_model, tools; parallel calls share the tools
+ *   step), an answer turn 3, and a run adds 2 (before_agent, after_agent). createAgent gave every
+ *   hook its own node: ~13 steps a tool turn, so LangGraph's recursion limit ended runs after 7
+ *   tool calls. A run is bounded by its turn budget (`max_turns` model calls), never by steps.
  * - `wrapModelCall`/`wrapToolCall`: first in the list = OUTERMOST wrapper. So InputSanitization
  *   wraps everything (LLM retries re-send already-sanitised messages), ToolOutputBudget sees the
  *   final tool result after ToolErrorHandling turned exceptions into error results, and

@@ -37,6 +37,7 @@ const runOptions = {
   subagents: { type: "boolean" },
   "no-memory": { type: "boolean" },
   "max-tokens": { type: "string" },
+  "max-turns": { type: "string" },
   "allow-host-commands": { type: "boolean" },
   approval: { type: "string" },
   "data-dir": { type: "string" },
@@ -143,6 +144,11 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     maxTokensPerRun = /^\d{1,12}$/.test(v["max-tokens"]) ? Number(v["max-tokens"]) : NaN;
     if (!Number.isSafeInteger(maxTokensPerRun)) throw new UsageError(`deerflow ${command}: --max-tokens takes a whole number of tokens (0 = no budget)`);
   }
+  let maxTurns: number | undefined;
+  if (v["max-turns"] !== undefined) {
+    maxTurns = /^\d{1,9}$/.test(v["max-turns"]) ? Number(v["max-turns"]) : NaN;
+    if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) throw new UsageError(`deerflow ${command}: --max-turns takes a whole number of model turns, at least 1`);
+  }
   let timeoutMs: number | undefined;
   if (v.timeout !== undefined) {
     timeoutMs = Number(v.timeout) * 1000;
@@ -241,6 +247,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           multitask: req.multitask ?? "reject",
           ...(timeoutMs ? { timeoutMs } : {}),
           ...(maxTokensPerRun !== undefined ? { maxTokensPerRun } : {}),
+          ...(maxTurns !== undefined ? { maxTurns } : {}),
         },
         {
           onAdmitted: (run) => {
@@ -278,6 +285,12 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     }
     const result = await done;
     store.threads.touch(threadId);
+    if (result.status === "success" && endStopReason(manager, admission.run.run_id) === "turn_capped") {
+      process.stderr.write(
+        `deerflow ${command}: the run stopped at its turn budget (${launched.context.turns.maxTurns} model turns; --max-turns or config max_turns). ` +
+          `Continue it with: deerflow run --workspace ${JSON.stringify(workspace)} --thread ${threadId} --prompt "Continue"\n`,
+      );
+    }
     // Interrupted (Ctrl+C, a cancel): exit now; what is queued is extracted by the next run.
     if (result.status !== "interrupted") await memory?.drain();
     return result.status === "success" ? 0 : 1;
@@ -291,6 +304,12 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     await memory?.close();
     store.close();
   }
+}
+
+/** The stop reason in a run's `end` event. */
+function endStopReason(manager: RunManager, runId: string): string | undefined {
+  const reason = (manager.journal.events.endOf(runId)?.data as { stop_reason?: unknown } | undefined)?.stop_reason;
+  return typeof reason === "string" ? reason : undefined;
 }
 
 function checkModel(config: HarnessConfig, command: string, model: string | undefined, baseURL: string | undefined): void {

@@ -39,8 +39,6 @@ export interface TurnRequest {
   sandboxProvider: SandboxProvider;
   sandboxKind: string;
   signal: AbortSignal;
-  /** DeerFlow's default recursion limit. */
-  recursionLimit?: number;
   emit: (event: RunEvent) => void;
 }
 
@@ -65,7 +63,7 @@ export class RunAbort extends Error {
 export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   const { agent, threadId, runId, emit } = req;
   const base = { run_id: runId, thread_id: threadId };
-  const config = { configurable: { thread_id: threadId }, recursionLimit: req.recursionLimit ?? 100, signal: req.signal };
+  const config = { configurable: { thread_id: threadId }, recursionLimit: agent.recursionLimit, signal: req.signal };
   emit({ ...base, event: "metadata", data: { run_id: runId, thread_id: threadId, model: req.modelName, sandbox: req.sandboxKind } });
 
   // An id of our own: the journal names the input message before the reducer would assign one,
@@ -127,7 +125,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           // business channel and the message count as they were.
           // Business channels only: a middleware's private channel (`_loop_detection`, …) is its
           // bookkeeping, grows with the thread, and is nobody's to read.
-          // `jumpTo` is createAgent's routing scratch, not state anyone reads.
+          // `jumpTo` was createAgent's routing scratch (a channel of older checkpoints), not state anyone reads.
           const business = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("_") && k !== "jumpTo"));
           // The summary (kilobytes) rides along only in the values event where it changed: every
           // later step of a summarized thread would otherwise journal it again. `deerflow state`

@@ -113,6 +113,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       // what a compaction is about to summarize is queued for extraction first (lead only).
       ...(memory ? { memory, beforeSummarize: (messages: BaseMessage[]) => Promise.resolve(memory.flush(messages)) } : {}),
       ...(ctx.maxTokensPerRun ? { maxTokensPerRun: ctx.maxTokensPerRun } : {}),
+      turns: ctx.turns,
       ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.keyFor) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
       approvalPolicy: ctx.approvalPolicy,

@@ -52,6 +52,7 @@ export const HarnessSettingsZ = z.object({
   subagents: z.object({ enabled: z.boolean() }).strict().optional(),
   memory: z.object({ enabled: z.boolean() }).strict().optional(),
   token_budget: z.object({ max_tokens_per_run: z.number().int().min(0) }).strict().optional(),
+  max_turns: z.number().int().min(1).optional(),
   summarization: z.object({ enabled: z.boolean(), trigger_tokens: z.number().int().min(0), keep_messages: z.number().int().min(0) }).strict().optional(),
 });
 

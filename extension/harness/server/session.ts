@@ -59,6 +59,7 @@ export class Session {
         ...(settings.subagents ? { subagents: { enabled: settings.subagents.enabled } } : {}),
         ...(settings.memory ? { memory: { enabled: settings.memory.enabled } } : {}),
         ...(settings.token_budget ? { token_budget: { max_tokens_per_run: settings.token_budget.max_tokens_per_run } } : {}),
+        ...(settings.max_turns ? { max_turns: settings.max_turns } : {}),
         ...(settings.summarization
           ? {
               summarization: {

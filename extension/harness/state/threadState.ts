@@ -2,7 +2,7 @@
  * ThreadState: LangChain's agent state (`messages`) plus DeerFlow's business channels.
  *
  * Declared as one agent-level `StateSchema` (the recipe's proven way: `ReducedValue` carries the
- * reducer; `Annotation.Root` fails inside createAgent). Channels without a reducer are LastValue:
+ * reducer; `Annotation.Root` fails inside createAgent, whose hook contract the agent graph keeps). Channels without a reducer are LastValue:
  * two writes to them in one superstep are an error, which is what we want for `title` and
  * `thread_data` (one writer each).
  */
@@ -75,7 +75,7 @@ export const threadStateFields = {
   }),
 };
 
-/** The business channels; createAgent adds `messages` itself. */
+/** The business channels; the agent graph (agent/graph/build.ts) adds `messages` itself. */
 export const ThreadStateSchema = new StateSchema(threadStateFields);
 
 /** The ThreadState keys as DeerFlow names them, in the order `deerflow state` prints them. */

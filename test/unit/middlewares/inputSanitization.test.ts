@@ -1,5 +1,5 @@
 // InputSanitizationMiddleware: DeerFlow's §12.3 cases on the pure functions, and through a real
-// createAgent that the model receives the framed, escaped text while the checkpoint keeps the input.
+// agent graph that the model receives the framed, escaped text while the checkpoint keeps the input.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { HumanMessage, AIMessage } from "@langchain/core/messages";

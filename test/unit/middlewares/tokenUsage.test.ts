@@ -1,4 +1,4 @@
-// TokenUsageMiddleware through a real createAgent: every AI message carries the provider's usage and
+// TokenUsageMiddleware through the real agent graph (agent/graph/build.ts): every AI message carries the provider's usage and
 // DeerFlow's step attribution; and the turn runner sums a run's usage into the final `end` event.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

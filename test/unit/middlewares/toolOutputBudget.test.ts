@@ -1,4 +1,4 @@
-// ToolOutputBudgetMiddleware through a real createAgent: an oversized result is saved under the
+// ToolOutputBudgetMiddleware through the real agent graph (agent/graph/build.ts): an oversized result is saved under the
 // thread's outputs/.tool-results and the model gets the synopsis + pointer (virtual paths only);
 // the threshold is exact; read_file is exempt; Commands keep their other keys; no storage → truncation.
 import { test, before, after } from "node:test";
