@@ -18,7 +18,7 @@ import type { Scenarios } from "../scenarios.js";
 import { Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import { failureCapture, shows } from "./steps.js";
-import { screenshot } from "../workbench.js";
+import { runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 
 const WS = "/mnt/user-data/workspace";
@@ -70,7 +70,9 @@ describe(`DeerFlow panel: 300 tool-call cards, a bounded DOM (code-server ${defa
       label: "deerflow-vscode-long",
       workspaceFiles: Object.fromEntries(Array.from({ length: FILES }, (_, k) => [`f${k}.txt`, `note ${k}\n`])),
       // Room for 300 sequential turns plus the answer in one run.
-      settings: { "deerflow.maxTurnsPerRun": CARDS + 50, "deerflow.memory.enabled": false },
+      // Summarization off: the scripted model picks its reply by counting the turns after the
+      // tagged prompt, which a summary of the long context would fold away.
+      settings: { "deerflow.maxTurnsPerRun": CARDS + 50, "deerflow.memory.enabled": false, "deerflow.summarization.enabled": false },
     });
     panel = new Panel(df.page);
   });
@@ -124,6 +126,8 @@ describe(`DeerFlow panel: 300 tool-call cards, a bounded DOM (code-server ${defa
 
   test("300 sequential tool turns in one run: the list shows only the rows near the viewport", () =>
     step("sequential", async () => {
+      // A thread of its own: the parallel run's 300 results are not this run's context.
+      await runCommand(df!.page, "DeerFlow: New Thread");
       await panel.send(tagged("sequential", "Go through the files one call at a time."));
       // However it ends (a run cut short must fail here at once, not after the long wait).
       await shows(panel.view.locator('[data-testid="run-status"]:not([data-status="running"]):not([data-status="pending"])'), "the end of the 300-turn run", 600_000);
