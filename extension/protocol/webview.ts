@@ -18,6 +18,8 @@ export type WebviewToHost =
   | { type: "ready"; threadId?: string; lastSeq?: number }
   | { type: "send"; text: string }
   | { type: "cancel" }
+  /** Continue after a turn-capped run (issue 20): the next run on the shown thread, prompt "Continue". */
+  | { type: "continueRun" }
   | { type: "attachFiles" }
   | { type: "removeAttachment"; index: number }
   | { type: "newThread" }

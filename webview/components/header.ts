@@ -9,7 +9,7 @@
  */
 import type { WebviewToHost } from "../../extension/protocol/webview.js";
 import type { PanelState } from "../store.js";
-import { isRunActive, runPhase } from "../store.js";
+import { canContinue, isRunActive, runPhase } from "../store.js";
 import type { RunPhase } from "../store.js";
 import { h, icon, setText } from "./dom.js";
 import type { UsageView } from "../../extension/protocol/usage.js";
@@ -112,10 +112,14 @@ export class Header {
     const run = s.thread?.run;
     const needsApproval = !active && run?.awaitingApproval === true;
     const needsUser = !active && (needsApproval || awaitingAnswer(s));
+    // The run ended at its turn budget: done for now, and Continue (continueBar.ts) goes on.
+    const capped = !needsUser && canContinue(s);
     this.status.dataset.status = phase;
     this.status.toggleAttribute("data-needs-user", needsUser);
-    setText(this.statusText, needsApproval ? "Waiting for your approval" : needsUser ? "Waiting for your answer" : PHASE_TEXT[phase]);
-    this.statusIcon.className = `codicon codicon-${needsApproval ? "shield" : needsUser ? "question" : PHASE_ICON[phase]}${active ? " codicon-modifier-spin" : ""}`;
+    if (capped) this.status.dataset.stopReason = "turn_capped";
+    else delete this.status.dataset.stopReason;
+    setText(this.statusText, needsApproval ? "Waiting for your approval" : needsUser ? "Waiting for your answer" : capped ? "Stopped at the turn budget" : PHASE_TEXT[phase]);
+    this.statusIcon.className = `codicon codicon-${needsApproval ? "shield" : needsUser ? "question" : capped ? "debug-pause" : PHASE_ICON[phase]}${active ? " codicon-modifier-spin" : ""}`;
     const sandbox = s.status?.sandbox;
     const detail = active && run?.retry ? run.retry
       : sandbox?.state === "starting" ? `Starting ${sandbox.kind === "devcontainer" ? "dev container" : "sandbox"}…`
@@ -157,9 +161,9 @@ export function describeUsage(u: UsageView): string {
 
 /** The last AI turn asked for clarification and the user has not answered yet. */
 function awaitingAnswer(s: PanelState): boolean {
-  const msgs = s.thread?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i]!;
+  const msgs = s.thread?.messages;
+  for (let i = (msgs?.length ?? 0) - 1; i >= 0; i--) {
+    const m = msgs!.at(i)!;
     if (m.role === "human") return false;
     if (m.role === "ai") return m.toolCalls.some((c) => c.name === "ask_clarification" && c.result !== undefined);
   }

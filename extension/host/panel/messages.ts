@@ -16,6 +16,7 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), threadId: id.optional(), lastSeq: z.number().int().min(0).optional() }),
   z.object({ type: z.literal("send"), text: z.string().min(1).max(200_000) }),
   z.object({ type: z.literal("cancel") }),
+  z.object({ type: z.literal("continueRun") }),
   z.object({ type: z.literal("attachFiles") }),
   z.object({ type: z.literal("removeAttachment"), index: z.number().int().min(0) }),
   z.object({ type: z.literal("newThread") }),

@@ -110,6 +110,12 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       case "cancel":
         await this.session.cancel();
         return;
+      case "continueRun": {
+        const res = await this.session.continueRun();
+        // The session's guard shows the reason in the panel (and the bar comes back).
+        if (!res.ok) throw new Error(res.reason);
+        return;
+      }
       case "attachFiles":
         return this.session.attachFiles();
       case "removeAttachment":

@@ -18,6 +18,8 @@ import type { HarnessClient } from "../harnessClient.js";
 import type { JournalEvent, ThreadStateView, ThreadSummary } from "../../protocol/rpc.js";
 import type { HostToWebview, ModelChoice, PanelStatus } from "../../protocol/webview.js";
 import type { RunTracker } from "../runTracker.js";
+import { CONTINUE_PROMPT, continueCheck } from "./continueRun.js";
+import type { ContinueCheck } from "./continueRun.js";
 import { EventFeed } from "./eventFeed.js";
 import { isInside } from "./paths.js";
 import { describeMemoryChange } from "../memoryChange.js";
@@ -170,10 +172,31 @@ export class ThreadSession implements vscode.Disposable {
   // ── actions (panel messages and commands) ─────────────────────────────────────────────
 
   async send(text: string): Promise<void> {
+    await this.start(text, [...this.attachments]);
+    this.attachments = [];
+    this.postAttachments();
+  }
+
+  /**
+   * Continue after a run that stopped at its turn budget (issue 20): the next run on the shown
+   * thread with the prompt "Continue", through the same runs/start as a typed message. The
+   * attachments waiting in the composer stay for the user's next message. Refused, with the
+   * reason, when the thread's state does not show a turn-capped ending (continueRun.ts).
+   */
+  async continueRun(): Promise<ContinueCheck & { runId?: string }> {
     const folder = await this.requireFolder();
-    if (!this.threadId) await this.newThread();
-    const threadId = this.threadId!;
-    const files = [...this.attachments];
+    const threadId = this.threadId;
+    if (!threadId) return { ok: false, reason: "Open a thread first." };
+    const check = continueCheck(await this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId }));
+    if (!check.ok) return check;
+    return { ok: true, runId: await this.start(CONTINUE_PROMPT, [], threadId) };
+  }
+
+  /** One run through runs/start on `threadId` (the shown thread; a new one when there is none). */
+  private async start(text: string, files: string[], threadId?: string): Promise<string> {
+    const folder = await this.requireFolder();
+    if (!threadId && !this.threadId) await this.newThread();
+    threadId ??= this.threadId!;
     const model = this.model();
     const res = await this.deps.harness.request("runs/start", {
       workspaceFolder: folder.uri.fsPath,
@@ -184,13 +207,12 @@ export class ThreadSession implements vscode.Disposable {
       planMode: this.planMode,
       idempotencyKey: randomUUID(),
     });
-    this.attachments = [];
-    this.postAttachments();
     this.deps.runs.started(res.run_id, res.thread_id);
     if (res.thread_id === this.threadId) {
       this.activeRun = { run_id: res.run_id, status: "pending" };
       await this.pushStatus();
     }
+    return res.run_id;
   }
 
   async cancel(): Promise<boolean> {
