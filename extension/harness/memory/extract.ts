@@ -92,7 +92,13 @@ export function parseUpdate(text: string): MemoryUpdate {
 const norm = (s: string) => s.trim().toLowerCase().replace(/\s+/g, " ");
 
 /** Applies an update to a copy of `doc` (pure but for ids and the clock). */
-export function applyUpdate(doc: MemoryDoc, update: MemoryUpdate, source: string, now = new Date()): MemoryDoc {
+export function applyUpdate(
+  doc: MemoryDoc,
+  update: MemoryUpdate,
+  source: string,
+  now = new Date(),
+  limits: { maxFacts: number; confidenceThreshold: number } = { maxFacts: MAX_FACTS, confidenceThreshold: FACT_CONFIDENCE_THRESHOLD },
+): MemoryDoc {
   const at = now.toISOString();
   const next: MemoryDoc = structuredClone(doc);
   for (const k of USER_SECTIONS) {
@@ -109,17 +115,17 @@ export function applyUpdate(doc: MemoryDoc, update: MemoryUpdate, source: string
   for (const f of update.newFacts ?? []) {
     const content = f.content.trim();
     const confidence = Math.min(1, Math.max(0, Number.isFinite(f.confidence) ? (f.confidence as number) : 0));
-    if (!content || confidence < FACT_CONFIDENCE_THRESHOLD || known.has(norm(content))) continue;
+    if (!content || confidence < limits.confidenceThreshold || known.has(norm(content))) continue;
     known.add(norm(content));
     const category = (FACT_CATEGORIES as readonly string[]).includes(f.category ?? "") ? (f.category as MemoryFact["category"]) : "context";
     next.facts.push({ id: `fact_${randomUUID().replace(/-/g, "").slice(0, 12)}`, content, category, confidence, createdAt: at, source });
   }
-  if (next.facts.length > MAX_FACTS) {
+  if (next.facts.length > limits.maxFacts) {
     // The least certain go first; among equals, the oldest.
     next.facts = next.facts
       .map((f, i) => ({ f, i }))
       .sort((a, b) => b.f.confidence - a.f.confidence || b.i - a.i)
-      .slice(0, MAX_FACTS)
+      .slice(0, limits.maxFacts)
       .sort((a, b) => a.i - b.i)
       .map((x) => x.f);
   }

@@ -237,7 +237,8 @@ export class MemoryService {
     if (!this.queue.holds(entry)) return readMemory(this.o.dataDir).facts.length;
     // Applied to the memory as it is now, with no await between read and write: an edit saved
     // (memory/set) while the model answered is kept.
-    return writeMemory(this.o.dataDir, applyUpdate(readMemory(this.o.dataDir), update, entry.thread_id)).facts.length;
+    const limits = { maxFacts: this.settings.max_facts, confidenceThreshold: this.settings.fact_confidence_threshold };
+    return writeMemory(this.o.dataDir, applyUpdate(readMemory(this.o.dataDir), update, entry.thread_id, new Date(), limits)).facts.length;
   }
 
   /** Forget everything waiting (memory clear). */

@@ -10,6 +10,7 @@ import type { BaseMessageChunk } from "@langchain/core/messages";
 import { HarnessError } from "../errors.js";
 import type { HarnessConfig, ModelConfig } from "../config/harnessConfig.js";
 import { shapeThinking } from "./thinking.js";
+import { keyFromSource } from "./fileKeys.js";
 import type { ThinkingConfig } from "./thinking.js";
 
 export interface ResolvedModel {
@@ -30,6 +31,18 @@ export interface ResolvedModel {
   adHoc?: boolean;
   /** Whose price list estimates this model's cost (a genai-prices provider id; models/pricing.ts). */
   pricingProvider?: string;
+  /** DeerFlow's `pricing` block: the model's own prices, which win over any price list. */
+  pricing?: ModelPricing;
+  /** DeerFlow's `context_window` (prompt + completion tokens), when configured. */
+  contextWindow?: number;
+}
+
+/** A model's own prices per million tokens (DeerFlow `models[].pricing`). */
+export interface ModelPricing {
+  currency: string;
+  input_per_million: number;
+  output_per_million: number;
+  input_cache_hit_per_million?: number | null;
 }
 
 export interface ModelRequest {
@@ -101,8 +114,11 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
     ...(found.temperature !== undefined ? { temperature: found.temperature } : {}),
     apiKeySource: found.api_key_env ?? "OPENAI_API_KEY",
     ...(found.pricing_provider ? { pricingProvider: found.pricing_provider } : {}),
+    ...(found.pricing ? { pricing: found.pricing } : {}),
+    ...(found.context_window ? { contextWindow: found.context_window } : {}),
   };
 }
+
 
 /**
  * Which key one model of a run gets; undefined → createChatModel reads the environment variable its
@@ -174,7 +190,7 @@ class AssistantDefaultCompletions extends ChatOpenAICompletions {
 export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions = {}): ChatOpenAI {
   const env = opts.env ?? process.env;
   // Local OpenAI-compatible servers often need no key, but the client insists on one.
-  const apiKey = opts.apiKey ?? env[resolved.apiKeySource] ?? "no-key";
+  const apiKey = opts.apiKey ?? keyFromSource(resolved.apiKeySource, env) ?? "no-key";
   const shaped = resolved.thinking
     ? shapeThinking(resolved.thinking, { thinkingEnabled: opts.thinkingEnabled ?? true, ...(opts.reasoningEffort ? { reasoningEffort: opts.reasoningEffort } : {}) })
     : { body: {} };
