@@ -63,11 +63,12 @@ export function readConfigFile(file: string, env: NodeJS.ProcessEnv = process.en
 function parseYaml(file: string, text: string): Omit<ConfigFile, "file"> {
   const lines = new LineCounter();
   // PyYAML's safe_load is YAML 1.1 (`yes`/`no`/`on`/`off` are booleans there too).
-  const doc = parseDocument(text, { version: "1.1", lineCounter: lines, prettyErrors: false });
+  const doc = parseDocument(text, { version: "1.1", lineCounter: lines, prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     const at = first.linePos?.[0];
-    throw usage(file, at?.line, `${at ? `column ${at.col}: ` : ""}${first.message.split("\n")[0]}`);
+    const what = first.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "");
+    throw usage(file, at?.line, `${at ? `column ${at.col}: ` : ""}${what}`);
   }
   let data: unknown;
   try {
