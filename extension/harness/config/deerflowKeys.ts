@@ -84,19 +84,25 @@ export function fromDeerFlow(raw: unknown): Mapped {
   if (isObj(config.memory)) config.memory = memory(config.memory, unsupported);
   if (isObj(config.subagents)) config.subagents = subagents(config.subagents, unsupported);
   if (isObj(config.uploads)) config.uploads = uploads(config.uploads, unsupported);
+  dropUnported(config, "summarization", "keep", (v) => isObj(v) && v.type === "fraction", unsupported, "(keep is messages or tokens here; the default, 10 messages, applies)", true);
   dropUnported(config, "tool_output", "storage_subdir", (v) => v !== ".tool-results", unsupported, "(tool results are saved under outputs/.tool-results)");
   dropUnported(config, "safety_finish_reason", "detectors", (v) => v !== null, unsupported, "(the built-in detectors are used)");
   dropUnported(config, "token_usage", "enabled", (v) => v === false, unsupported, "(usage is always recorded)");
   return { config, unsupported, keys };
 }
 
-/** `section.key` when `unported(value)`: listed as not supported and dropped, so the port's default applies. */
-function dropUnported(config: Obj, section: string, key: string, unported: (v: unknown) => boolean, unsupported: string[], why: string): void {
+/**
+ * `section.key` when `unported(value)`: listed as not supported and dropped, so the port's default
+ * applies. A value the port does support is dropped too (`keepSupported` false) where the port's
+ * behaviour IS that value (a default it cannot change), or kept for the schema.
+ */
+function dropUnported(config: Obj, section: string, key: string, unported: (v: unknown) => boolean, unsupported: string[], why: string, keepSupported = false): void {
   const s = config[section];
   if (!isObj(s) || !(key in s)) return;
   const copy = { ...s };
-  if (unported(copy[key])) unsupported.push(`${section}.${key}: ${JSON.stringify(copy[key])} ${why}`);
-  delete copy[key];
+  const drop = unported(copy[key]);
+  if (drop) unsupported.push(`${section}.${key}: ${JSON.stringify(copy[key])} ${why}`);
+  if (drop || !keepSupported) delete copy[key];
   config[section] = copy;
 }
 
