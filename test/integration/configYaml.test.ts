@@ -8,6 +8,8 @@ import { join } from "node:path";
 import { textOf } from "../fixtures/requests.js";
 import { cliState, runCli, sandboxDirs, scriptedRunArgs, useModelServer } from "./helpers/cli.js";
 import type { Dirs } from "./helpers/cli.js";
+import { settings, startHarness } from "./helpers/server.js";
+import type { JournalEvent } from "../../extension/protocol/rpc.js";
 
 const server = useModelServer();
 
@@ -158,4 +160,65 @@ test("DeerFlow's uploads limits refuse an over-limit message before anything is 
   assert.equal(large.code, 2);
   assert.match(large.stderr, /File too large: big-\d+\.txt/);
   assert.equal(server.requests.length, asked);
+});
+
+test("DeerFlow's middleware keys mean what they mean there: read_before_write off lets a blind write through, loop_detection's hard_limit stops the loop", async () => {
+  const d = sandboxDirs();
+  writeFileSync(join(d.workspace, "notes.md"), "old\n");
+  yaml(d, "read_before_write:\n  enabled: false\nloop_detection:\n  warn_threshold: 2\n  hard_limit: 2\n");
+  const write = { name: "write_file", args: { description: "overwrite", path: "/mnt/user-data/workspace/notes.md", content: "new\n" } };
+  server.setScript([{ toolCalls: [write] }, { toolCalls: [ls] }, { toolCalls: [ls] }, { content: "unreachable" }]);
+  const first = server.requests.length;
+  const r = await runCli(scriptedRunArgs(server, d, "write, then look twice"));
+  assert.equal(r.code, 0, r.stderr);
+  const sent = server.requests.slice(first);
+  // The write ran without a read first (DeerFlow's gate is off) ...
+  assert.equal(textOf(sent[1]!.body!.messages!.find((m) => m.role === "tool")), "OK");
+  // ... and the second identical `ls` set reached hard_limit 2: its calls were stripped, the run ended.
+  assert.equal(sent.length, 3);
+  assert.equal(r.lines.at(-1)!.data.stop_reason, "loop_capped");
+});
+
+test("over RPC (the extension's harness): the data directory's config.yaml is read under the settings, its unsupported keys are in the log once, its $VAR key and budget apply", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  writeFileSync(
+    join(dataDir, "config.yaml"),
+    [
+      "tool_search:\n  enabled: false",
+      "memory:\n  enabled: false",
+      "token_budget:\n  enabled: true\n  max_tokens: 1000",
+      "models:",
+      "  - name: from-file",
+      "    model: file-model",
+      `    base_url: ${server.url}`,
+      "    api_key: $FILE_MODEL_KEY",
+      "",
+    ].join("\n"),
+  );
+  const h = startHarness({ FILE_MODEL_KEY: "sk-file-model" });
+  try {
+    // No deerflow.models: the file's models are used.
+    const s = settings(server.url, { models: [] });
+    delete (s as { default_model?: string }).default_model;
+    await h.request("harness/initialize", { dataDir, settings: s });
+    const note = await h.waitNote("log/message", (p) => typeof p.message === "string" && p.message.includes("not supported here"));
+    assert.match(note.message, /config\.yaml: not supported here: tool_search$/);
+    server.setScript([
+      { toolCalls: [ls], usage: { prompt_tokens: 700, completion_tokens: 100 } },
+      { content: "More.", toolCalls: [ls], usage: { prompt_tokens: 300, completion_tokens: 50 } },
+    ]);
+    const first = server.requests.length;
+    const { thread_id: threadId } = await h.request("threads/create", { workspaceFolder: workspace });
+    const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: workspace, threadId, afterSeq: 0 });
+    const run = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt: "look" });
+    const end = (await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === run.run_id)) as JournalEvent & { event: "end" };
+    assert.equal(end.data.status, "success");
+    assert.equal(end.data.stop_reason, "token_capped", "the file's token_budget");
+    const sent = server.requests.slice(first);
+    assert.equal(sent[0]!.body!.model, "file-model");
+    assert.equal(sent[0]!.headers.authorization, "Bearer sk-file-model");
+    assert.equal(h.notes.filter((n) => n.method === "log/message" && String(n.params.message).includes("not supported here")).length, 1);
+  } finally {
+    await h.close();
+  }
 });

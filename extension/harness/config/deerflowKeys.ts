@@ -23,6 +23,8 @@
  * - `subagents.*.token_budget` as DeerFlow's object (`{enabled, max_tokens}`) or the project's
  *   number; the object's thresholds are listed as not supported (the subagent budget is a hard
  *   stop only, subagents/budget.ts);
+ * - `subagents.max_concurrent_subagents` / `max_total_subagents` (DeerFlow's run-context names)
+ *   → `max_concurrent` / `max_total_per_run`;
  * - `uploads`: DeerFlow's legacy `max_file_count` / `max_single_file_size`.
  */
 export type Obj = Record<string, unknown>;
@@ -208,7 +210,8 @@ function subagentBudget(b: unknown, at: string, unsupported: string[]): unknown 
 }
 
 function subagents(s: Obj, unsupported: string[]): Obj {
-  const out: Obj = { ...s };
+  // DeerFlow's per-run context names for the two limits (`max_concurrent_subagents`, `max_total_subagents`).
+  const out: Obj = renamed(s, { max_concurrent_subagents: "max_concurrent", max_total_subagents: "max_total_per_run" });
   if ("token_budget" in out) out.token_budget = subagentBudget(out.token_budget, "subagents", unsupported);
   const perAgent = (group: "agents" | "custom_agents") => {
     const entries = out[group];
