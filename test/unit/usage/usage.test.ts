@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import { addUsage, messageUsage, RunUsageCollector, threadUsage, withCost } from "../../../extension/harness/runs/usage.js";
 import { estimateCost } from "../../../extension/harness/models/pricing.js";
+import type { RunUsageView } from "../../../extension/protocol/usage.js";
 import { SubagentRunTracker } from "../../../extension/harness/subagents/runTracker.js";
 
 const ai = (id: string, input: number, output: number, details: { cached?: number; reasoning?: number } = {}) =>
@@ -111,13 +112,13 @@ test("by model: the lead's own calls (folded subagent tokens taken back out), ea
 
 test("priced by model: each model at its own price, the run's cost their sum; an unpriced model or a second currency makes it unknown", () => {
   const usd = (input: number, output: number) => ({ model: "m", baseURL: "http://127.0.0.1:1/v1", pricing: { currency: "USD", input_per_million: input, output_per_million: output } });
-  const usage = {
+  const usage: RunUsageView = {
     input_tokens: 3000, output_tokens: 300, total_tokens: 3300,
     by_model: { lead: { input_tokens: 1000, output_tokens: 100, total_tokens: 1100 }, cheap: { input_tokens: 2000, output_tokens: 200, total_tokens: 2200 } },
   };
   const priced = withCost(usage, { name: "lead", ...usd(1000, 2000) }, { lead: usd(1000, 2000), cheap: usd(10, 20) });
-  assert.deepEqual(priced.by_model.lead.cost, { amount: 1.2, currency: "USD" });
-  assert.deepEqual(priced.by_model.cheap.cost, { amount: 0.024, currency: "USD" });
+  assert.deepEqual(priced.by_model?.lead?.cost, { amount: 1.2, currency: "USD" });
+  assert.deepEqual(priced.by_model?.cheap?.cost, { amount: 0.024, currency: "USD" });
   assert.deepEqual(priced.cost, { amount: 1.224, currency: "USD" });
   assert.equal(withCost(usage, { name: "lead", ...usd(1000, 2000) }, { lead: usd(1000, 2000) }).cost, null, "cheap has no price");
   const cny = { model: "m", baseURL: undefined, pricing: { currency: "CNY", input_per_million: 8, output_per_million: 32 } };
