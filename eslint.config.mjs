@@ -1,5 +1,7 @@
 // Lint: typescript-eslint with type information. Two boundaries are enforced here, not by convention:
 // the harness never imports `vscode` (it runs headless), and the webview imports only the protocol types.
+// Import cycles are the lint script's second step: dependency-cruiser with .dependency-cruiser.mjs
+// (import-x's no-cycle would skip type-only imports; that file says why they count).
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 

@@ -20,7 +20,10 @@ const USAGE = `Usage:
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
                    [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
-                   [--max-tokens N] [--no-memory] [--data-dir DIR]
+                   [--max-tokens N] [--max-turns N] [--no-memory] [--data-dir DIR]
+                   --max-turns caps the model turns (model requests) of the run (config key
+                   max_turns, default 200): at N the run ends "success" with stop_reason
+                   "turn_capped", every tool call answered; a next run on the thread continues.
                    --max-tokens caps the run's tokens (input + output, subagents included; config
                    token_budget: enabled, max_tokens, max_input/output_tokens, thresholds; 0 =
                    none): at the cap the answer's tool calls are dropped and the run ends with
@@ -44,9 +47,12 @@ const USAGE = `Usage:
                    [--reject CALL_ID]...) [--reason TEXT] [--always-allow TOOL]... [--data-dir DIR]
                    Decides every tool call the thread waits on, then continues the run and
                    streams like run (same output, same exit codes). Rejected calls answer the
-                   model "Rejected by the user: <reason>". Takes run's model, sandbox and
-                   --approval flags; without them it continues with the paused run's model and
-                   host-command setting.
+                   model "Rejected by the user: <reason>". Takes run's model, sandbox,
+                   --max-turns and --approval flags; without them it continues with the paused
+                   run's model and host-command setting. A yes covers the call it names once.
+                   --always-allow TOOL also keeps the card's rule for this thread: bash commands
+                   whose every sub-command starts with the card's prefix, in the same sandbox
+                   kind; other tools' calls of the same class; never a protected write.
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
                    The thread's state, with "usage": the sum over its runs (and the last run's).
   deerflow threads --workspace DIR [--data-dir DIR]

@@ -7,9 +7,10 @@
  * read here from user or remote settings only (trustedSetting.ts): a workspace's
  * .vscode/settings.json (which the agent's tools or the sandbox could write) must not point a
  * model and its key at another endpoint, pick the sandbox, nor switch host commands on.
- * `approval.*` (what runs without asking) likewise comes from user or remote settings only.
- * `defaultModel` and `titleModel` may come from the workspace: they only choose among the
- * models the user configured.
+ * `approval.*` (what runs without asking) likewise comes from user or remote settings only, and
+ * so do `defaultModel`, `titleModel` and `summarization.*`: which of the user's models (and so
+ * which endpoint and key) reads every conversation and every title request, and when and how
+ * much of a thread is summarized, are the user's choices, not a cloned repository's.
  */
 import * as vscode from "vscode";
 import { z } from "zod";
@@ -38,14 +39,18 @@ const ModelSettingZ = z.object({
 
 const DEFAULT_KEY_ENV = "OPENAI_API_KEY";
 
-/** `deerflow.summarization.*` (issue 15), each falling back to its contributed default when not a valid value. */
-function summarizationSettings(cfg: vscode.WorkspaceConfiguration): NonNullable<HarnessSettings["summarization"]> {
+/**
+ * `deerflow.summarization.*` (issue 15) from user or remote settings only (issue 21), each falling
+ * back to its contributed default when not a valid value.
+ */
+export function summarizationSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): NonNullable<HarnessSettings["summarization"]> {
+  const trusted = (key: string): unknown => trustedSettingValue<unknown>(cfg.inspect<unknown>(key), undefined);
   const int = (key: string, min: number, fallback: number): number => {
-    const v = cfg.get<unknown>(key);
+    const v = trusted(key);
     return typeof v === "number" && Number.isSafeInteger(v) && v >= min ? v : fallback;
   };
   return {
-    enabled: cfg.get<unknown>("summarization.enabled") !== false,
+    enabled: trusted("summarization.enabled") !== false,
     trigger_tokens: int("summarization.triggerTokens", 0, 32000),
     keep_messages: int("summarization.keepMessages", 1, 10),
   };
@@ -53,16 +58,19 @@ function summarizationSettings(cfg: vscode.WorkspaceConfiguration): NonNullable<
 
 /**
  * What a run may spend: `deerflow.subagents.enabled` (up to 6 subagents a run, each with its own
- * token budget) and `deerflow.maxTokensPerRun` (the cap). Machine scope, read from user/machine
+ * token budget), `deerflow.maxTokensPerRun` (the cap) and `deerflow.maxTurnsPerRun` (model turns). Machine scope, read from user/machine
  * values only (trustedSetting.ts): a cloned repository's .vscode/settings.json must not switch
  * subagents on nor lift the user's cap.
  */
-export function runLimitSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): Pick<HarnessSettings, "subagents" | "token_budget"> {
-  const out: Pick<HarnessSettings, "subagents" | "token_budget"> = {};
+export function runLimitSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): Pick<HarnessSettings, "subagents" | "token_budget" | "max_turns"> {
+  const out: Pick<HarnessSettings, "subagents" | "token_budget" | "max_turns"> = {};
   if (trustedSettingValue<unknown>(cfg.inspect<unknown>("subagents.enabled"), false) === true) out.subagents = { enabled: true };
   // A cap only (issue 15): 0 or anything that is not a whole number of tokens means no budget.
   const maxTokens = trustedSettingValue<unknown>(cfg.inspect<unknown>("maxTokensPerRun"), 0);
   if (typeof maxTokens === "number" && Number.isSafeInteger(maxTokens) && maxTokens > 0) out.token_budget = { max_tokens_per_run: maxTokens };
+  // The turn budget (issue 20): a whole number of model turns, at least 1; anything else keeps the harness default.
+  const maxTurns = trustedSettingValue<unknown>(cfg.inspect<unknown>("maxTurnsPerRun"), undefined);
+  if (typeof maxTurns === "number" && Number.isSafeInteger(maxTurns) && maxTurns >= 1) out.max_turns = maxTurns;
   return out;
 }
 
@@ -83,7 +91,6 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
     }
   }
   const provider = trustedSettingValue<unknown>(cfg.inspect<unknown>("sandboxProvider"), "auto");
-  const nonEmpty = (v: string | undefined): string | undefined => (v && v.trim() ? v.trim() : undefined);
   const settings: HarnessSettings = {
     models,
     sandbox: {
@@ -99,11 +106,22 @@ export function readSettings(workspaceTrusted: boolean): { settings: HarnessSett
   settings.summarization = summarizationSettings(cfg);
   const approval = approvalSettings(cfg);
   if (Object.keys(approval).length > 0) settings.approval = approval;
-  const defaultModel = nonEmpty(cfg.get<string>("defaultModel"));
-  const titleModel = nonEmpty(cfg.get<string>("titleModel"));
-  if (defaultModel) settings.default_model = defaultModel;
-  if (titleModel) settings.title_model = titleModel;
+  Object.assign(settings, modelChoiceSettings(cfg));
   return { settings, problems };
+}
+
+/** `deerflow.defaultModel` and `deerflow.titleModel`, from user or remote settings only (see the header). */
+export function modelChoiceSettings(cfg: Pick<vscode.WorkspaceConfiguration, "inspect">): Pick<HarnessSettings, "default_model" | "title_model"> {
+  const named = (key: string): string | undefined => {
+    const v = trustedSettingValue<unknown>(cfg.inspect<unknown>(key), undefined);
+    return typeof v === "string" && v.trim() ? v.trim() : undefined;
+  };
+  const out: Pick<HarnessSettings, "default_model" | "title_model"> = {};
+  const defaultModel = named("defaultModel");
+  const titleModel = named("titleModel");
+  if (defaultModel) out.default_model = defaultModel;
+  if (titleModel) out.title_model = titleModel;
+  return out;
 }
 
 const TOOL_CLASSES = ["read", "write", "protected", "shell", "other"] as const;

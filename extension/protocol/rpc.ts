@@ -45,6 +45,8 @@ export interface HarnessSettings {
   memory?: { enabled: boolean };
   /** `deerflow.maxTokensPerRun` (issue 15): tokens one run may use; absent or 0 = no budget. */
   token_budget?: { max_tokens_per_run: number };
+  /** `deerflow.maxTurnsPerRun` (issue 20, machine scope): model turns one run may make; absent → the harness default (200). */
+  max_turns?: number;
   /** `deerflow.summarization.*` (issue 15): automatic summarization, its token trigger (0 = none) and how many messages stay in full. */
   summarization?: { enabled: boolean; trigger_tokens: number; keep_messages: number };
 }

@@ -16,7 +16,8 @@ import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BaseMessage } from "@langchain/core/messages";
 import { startModelServer } from "../fixtures/modelServer.js";
-import { openDatabase, type Db } from "../../extension/harness/store/db.js";
+import { openDatabase } from "../../extension/harness/store/db.js";
+import type { Db } from "../../extension/harness/store/sqlite/types.js";
 
 /** What the bench needs of a connection: ours (either driver) or the stock saver's better-sqlite3. */
 type BenchDb = Pick<Db, "exec" | "close"> & { prepare(sql: string): { get(): unknown } };

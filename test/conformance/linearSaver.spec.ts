@@ -7,7 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { validate } from "@langchain/langgraph-checkpoint-validation";
-import { openDatabase, type Db } from "../../extension/harness/store/db.js";
+import { openDatabase } from "../../extension/harness/store/db.js";
+import type { Db } from "../../extension/harness/store/sqlite/types.js";
 import { LinearSqliteSaver } from "../../extension/harness/store/checkpointer.js";
 import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
 

@@ -17,8 +17,7 @@
  */
 import type { TaskUsage, WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
 import { applyChunk, isRecord, upsertMessage } from "./messages.js";
-// A cycle (threadView applies task events): only functions cross it, called after both loaded.
-import { emptyThread } from "./threadView.js";
+import { emptyThread } from "./emptyThread.js";
 import type { TaskView, ThreadView } from "./types.js";
 
 export const TASK_STATUSES = ["running", "completed", "failed", "cancelled", "timed_out"] as const;

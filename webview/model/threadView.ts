@@ -6,29 +6,11 @@
  */
 import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
+import { emptyThread } from "./emptyThread.js";
 import { appendError, applyChunk, buildMessages, dropStreaming, endStreaming, isRecord, upsertMessage } from "./messages.js";
 import { applyTaskEvent, attachTasks, isTaskEvent } from "./tasks.js";
-import { NO_USAGE, usageAfterEnd, usageFromState } from "./usage.js";
+import { usageAfterEnd, usageFromState } from "./usage.js";
 import type { ArtifactItem, ThreadView, TodoItem, ViewedImageItem } from "./types.js";
-
-export function emptyThread(threadId: string): ThreadView {
-  return {
-    threadId,
-    title: null,
-    lastSeq: 0,
-    messages: [],
-    index: new Map(),
-    callOwner: new Map(),
-    pendingResults: new Map(),
-    tasks: new Map(),
-    artifacts: [],
-    todos: null,
-    viewedImages: [],
-    uploadedFiles: [],
-    run: { runId: null, status: null, model: null, error: null, retry: null, awaitingApproval: false },
-    usage: NO_USAGE,
-  };
-}
 
 export function fromState(s: ThreadStateView): ThreadView {
   const t = buildMessages(emptyThread(s.thread_id), s.messages);

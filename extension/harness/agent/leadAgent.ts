@@ -1,14 +1,15 @@
 /**
  * The lead agent, assembled per run (DeerFlow's `make_lead_agent`): model + tools + the ordered
- * middleware chain + system prompt + ThreadState, on our checkpointer.
+ * middleware chain + system prompt + ThreadState, on our checkpointer, as the agent graph of
+ * ./graph/build.ts (one node per hook point; a run bounded by its turn budget).
  *
  * The middleware order, and why, is in middlewareChain.ts.
  */
-import { createAgent } from "langchain";
+import { buildAgentGraph } from "./graph/build.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
-import { ThreadStateSchema } from "../state/threadState.js";
+import { threadStateFields } from "../state/threadState.js";
 import { buildMiddlewareChain } from "./middlewareChain.js";
 import { buildSystemPrompt } from "./prompt.js";
 import { createSandboxTools } from "../tools/sandbox/index.js";
@@ -26,6 +27,7 @@ import { taskTool } from "../tools/task.js";
 import type { MemoryRunHooks } from "../memory/hooks.js";
 import type { SummarizationOptions } from "../middlewares/summarization.js";
 import type { BaseMessage } from "@langchain/core/messages";
+import { DEFAULT_MAX_TURNS } from "../config/harnessConfig.js";
 import type { ChainSettings } from "../config/sections.js";
 
 export interface LeadAgentOptions {
@@ -63,6 +65,8 @@ export interface LeadAgentOptions {
   summarization?: Omit<SummarizationOptions, "beforeSummarize">;
   /** Called with the messages about to be summarized, once their summary exists (e.g. a memory flush). */
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
+  /** The run's turn budget (model calls) and DeerFlow's step ceiling; absent → DEFAULT_MAX_TURNS. */
+  turns?: { maxTurns: number; maxRecursionLimit?: number };
 }
 
 export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
@@ -109,11 +113,13 @@ export function buildLeadAgent(options: LeadAgentOptions) {
     );
   }
   const prompt = buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode });
-  return createAgent({
+  return buildAgentGraph({
     model: o.model,
     tools,
     systemPrompt: o.subagents ? `${prompt}\n\n${subagentPromptSection(o.subagents.settings.maxConcurrent, bashEnabled, o.subagents.settings.custom)}` : prompt,
-    stateSchema: ThreadStateSchema,
+    stateFields: threadStateFields,
+    maxTurns: o.turns?.maxTurns ?? DEFAULT_MAX_TURNS,
+    ...(o.turns?.maxRecursionLimit !== undefined ? { maxRecursionLimit: o.turns.maxRecursionLimit } : {}),
     middleware: buildMiddlewareChain({
       dirs: o.dirs,
       blobs: o.blobs,

@@ -3,6 +3,13 @@
  * The order IS the behaviour, so it is stated here, in one place, with the reasons:
  *
  * - `beforeAgent`/`beforeModel` hooks run in list order; `afterModel`/`afterAgent` in REVERSE order.
+ * - All hooks of one point run composed in ONE graph node (agent/graph/build.ts, issue 20), each
+ *   hook's update applied with the state's reducers before the next hook sees it; a `jumpTo` ends
+ *   the point there. Measured (test/unit/agent/graphSteps.test.ts, the whole chain): a tool turn is
+ *   4 graph steps (before_model, model_request, after_model, tools; parallel calls share the tools
+ *   step), an answer turn 3, and a run adds 2 (before_agent, after_agent). createAgent gave every
+ *   hook its own node: ~13 steps a tool turn, so LangGraph's recursion limit ended runs after 7
+ *   tool calls. A run is bounded by its turn budget (`max_turns` model calls), never by steps.
  * - `wrapModelCall`/`wrapToolCall`: first in the list = OUTERMOST wrapper. So InputSanitization
  *   wraps everything (LLM retries re-send already-sanitised messages), ToolOutputBudget sees the
  *   final tool result after ToolErrorHandling turned exceptions into error results, and
@@ -12,8 +19,8 @@
  * guarantees here) or "not yet" (why); only ported slots appear in the list below:
  *   [1]  InputSanitization        ported  — user text cannot inject framework tags (request-only)
  *   [2]  ToolOutputBudget         ported  — oversized results saved under outputs, synopsis in context
- *   [3]  ToolResultSanitization   not yet — it neutralises tags in remote-content tool results; we
- *                                           have no web/MCP tools whose results need it
+ *   [3]  ToolResultSanitization   ported  — the harness's tags in EVERY tool's result (files and
+ *                                           command output too, not only web tools) are neutralised
  *   [4]  ThreadData               ported  — thread_data + the thread's directories, before anything uses them
  *   [5]  Uploads                  ported  — this message's uploads → uploaded_files + <current_uploads>
  *   [6]  Sandbox                  ported, not as a middleware — lazy acquisition lives in the sandbox
@@ -78,6 +85,7 @@ import { viewImageMiddleware } from "../middlewares/viewImage.js";
 import { clarificationMiddleware } from "../middlewares/clarification.js";
 import { inputSanitizationMiddleware } from "../middlewares/inputSanitization.js";
 import { toolOutputBudgetMiddleware } from "../middlewares/toolOutputBudget.js";
+import { toolResultSanitizationMiddleware } from "../middlewares/toolResultSanitization.js";
 import type { ToolOutputBudgetOptions } from "../middlewares/toolOutputBudget.js";
 import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
 import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
@@ -160,6 +168,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
   const chain: Array<AgentMiddleware | false | undefined> = [
     inputSanitizationMiddleware(), // [1]
     toolOutput !== false && toolOutputBudgetMiddleware(ctx.dirs, toolOutput), // [2]
+    toolResultSanitizationMiddleware(), // [3]
     threadDataMiddleware(ctx.dirs), // [4]
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]

@@ -37,7 +37,8 @@ import { containedRealPath, isNodeError, mapVirtualPath, realPathAllowingMissing
 import { createFileSync, openForUpdateSync } from "../sandbox/trust/openChecked.js";
 import { classifyResolved } from "../sandbox/trust/protectedPaths.js";
 import { guardThreadFolders, isPathRefusal } from "../sandbox/trust/toolPaths.js";
-import { ensureThreadDirs, type ThreadDirs } from "../threads/threadDirs.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
 import { changePath } from "./tracker.js";
 import { requireRun, runRows } from "./view.js";
 

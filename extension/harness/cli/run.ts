@@ -37,6 +37,7 @@ const runOptions = {
   subagents: { type: "boolean" },
   "no-memory": { type: "boolean" },
   "max-tokens": { type: "string" },
+  "max-turns": { type: "string" },
   "allow-host-commands": { type: "boolean" },
   approval: { type: "string" },
   "data-dir": { type: "string" },
@@ -124,10 +125,24 @@ export async function approveCommand(argv: string[]): Promise<number> {
             ...approveIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "approve" })),
             ...rejectIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "reject", ...(reason ? { reason } : {}) })),
           ];
-    // --always-allow TOOL: approved calls of that tool stop asking in this thread.
-    return list.map((d) => (d.decision === "approve" && always.has(pending.find((p) => p.tool_call_id === d.tool_call_id)?.name ?? "") ? { ...d, always_allow: true } : d));
+    // --always-allow TOOL: each approved call of that tool also gives its card's "Always allow"
+    // rule (its command prefix, its sandbox kind; approvals/alwaysAllow.ts). A card that offers
+    // none (a protected write, a command no prefix covers) is approved once, and stderr says so.
+    return list.map((d) => {
+      const calls = pending.filter((p) => p.tool_call_id === d.tool_call_id);
+      if (d.decision !== "approve" || !calls.some((p) => always.has(p.name))) return d;
+      const once = calls.filter((p) => !p.always_allow);
+      for (const p of once) process.stderr.write(`deerflow approve: --always-allow ${p.name}: ${p.tool_call_id} is approved once; ${onceReason(p)}\n`);
+      return once.length === calls.length ? d : { ...d, always_allow: true };
+    });
   };
   return streamedRun(v, { command: "approve", threadId, createThread: false, prompt: "", approvals: decisions });
+}
+
+function onceReason(p: PendingApproval): string {
+  if (p.class === "protected") return "a protected write is asked every time.";
+  if (p.name === "bash") return "no command prefix covers this command line (see deerflow --help).";
+  return "its card offers no rule.";
 }
 
 async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number> {
@@ -142,6 +157,11 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   if (v["max-tokens"] !== undefined) {
     maxTokensPerRun = /^\d{1,12}$/.test(v["max-tokens"]) ? Number(v["max-tokens"]) : NaN;
     if (!Number.isSafeInteger(maxTokensPerRun)) throw new UsageError(`deerflow ${command}: --max-tokens takes a whole number of tokens (0 = no budget)`);
+  }
+  let maxTurns: number | undefined;
+  if (v["max-turns"] !== undefined) {
+    maxTurns = /^\d{1,9}$/.test(v["max-turns"]) ? Number(v["max-turns"]) : NaN;
+    if (!Number.isSafeInteger(maxTurns) || maxTurns < 1) throw new UsageError(`deerflow ${command}: --max-turns takes a whole number of model turns, at least 1`);
   }
   let timeoutMs: number | undefined;
   if (v.timeout !== undefined) {
@@ -241,6 +261,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           multitask: req.multitask ?? "reject",
           ...(timeoutMs ? { timeoutMs } : {}),
           ...(maxTokensPerRun !== undefined ? { maxTokensPerRun } : {}),
+          ...(maxTurns !== undefined ? { maxTurns } : {}),
         },
         {
           onAdmitted: (run) => {
@@ -278,6 +299,12 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     }
     const result = await done;
     store.threads.touch(threadId);
+    if (result.status === "success" && endStopReason(manager, admission.run.run_id) === "turn_capped") {
+      process.stderr.write(
+        `deerflow ${command}: the run stopped at its turn budget (${launched.context.turns.maxTurns} model turns; --max-turns or config max_turns). ` +
+          `Continue it with: deerflow run --workspace ${JSON.stringify(workspace)} --thread ${threadId} --prompt "Continue"\n`,
+      );
+    }
     // Interrupted (Ctrl+C, a cancel): exit now; what is queued is extracted by the next run.
     if (result.status !== "interrupted") await memory?.drain();
     return result.status === "success" ? 0 : 1;
@@ -291,6 +318,12 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     await memory?.close();
     store.close();
   }
+}
+
+/** The stop reason in a run's `end` event. */
+function endStopReason(manager: RunManager, runId: string): string | undefined {
+  const reason = (manager.journal.events.endOf(runId)?.data as { stop_reason?: unknown } | undefined)?.stop_reason;
+  return typeof reason === "string" ? reason : undefined;
 }
 
 function checkModel(config: HarnessConfig, command: string, model: string | undefined, baseURL: string | undefined): void {

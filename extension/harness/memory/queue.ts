@@ -9,7 +9,8 @@
  */
 import { join } from "node:path";
 import { mkdirSync } from "node:fs";
-import { openDatabase, type Db } from "../store/db.js";
+import { openDatabase } from "../store/db.js";
+import type { Db } from "../store/sqlite/types.js";
 import { memoryMigrations } from "../store/migrations/memoryQueue.js";
 import { memoryDir } from "./store.js";
 

@@ -17,7 +17,8 @@
  */
 import { randomUUID } from "node:crypto";
 import type { HarnessConfig } from "../config/harnessConfig.js";
-import { createChatModel, resolveModel, type ResolvedModel } from "../models/factory.js";
+import { createChatModel, resolveModel } from "../models/factory.js";
+import type { ResolvedModel } from "../models/resolvedModel.js";
 import { errorMessage } from "../errors.js";
 import { MemoryQueue, type ConversationMessage, type QueueEntry } from "./queue.js";
 import { memoryGeneration, readMemory, writeMemory } from "./store.js";

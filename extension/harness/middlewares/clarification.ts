@@ -5,9 +5,10 @@
  * question, then "  1. option" lines) and the structured `human_input` request for the UI card.
  * The run then ends with status success; the user's reply is simply the next run's message.
  *
- * Where we differ: DeerFlow returns `Command(update, goto=END)`. createAgent ignores a tool's
- * `goto: END` (langchain recipe, gotcha 1), so the tool is declared `returnDirect` and the
- * ToolMessage carries `name: "ask_clarification"`, which is what the tools router checks to exit.
+ * Where we differ: DeerFlow returns `Command(update, goto=END)`. A tool cannot route our agent
+ * graph (agent/graph/build.ts keeps only a tool Command's update), so the tool is declared
+ * `returnDirect` and the ToolMessage carries `name: "ask_clarification"`, which is what the graph
+ * checks after the tools step to end the turn.
  * With parallel tool calls the clarification may not be the last result, so a `beforeModel`
  * hook also ends the run (`jumpTo: "end"`) while a question waits for its answer.
  * The payload sits on `artifact` (DeerFlow) and on `additional_kwargs.human_input`, because

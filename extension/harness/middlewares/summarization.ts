@@ -23,8 +23,8 @@
  * The summary call is tagged `nostream`: its tokens never reach the run's `messages` stream.
  * Subagents do not get this middleware (their chains stay as they are).
  *
- * Graph overhead: one `beforeModel` node, and only when automatic summarization is enabled; the
- * request shaping is a wrapper, not a node.
+ * Graph overhead: none of its own: its `beforeModel` hook runs in the before_model step with the
+ * chain's others (agent/graph/build.ts), and the request shaping is a wrapper.
  */
 import { countTokensApproximately, createMiddleware } from "langchain";
 import { HumanMessage, ToolMessage, AIMessage } from "@langchain/core/messages";

@@ -7,10 +7,8 @@
  * worker reads the flag) instead of a success with nothing in it.
  *
  * Where we differ, and why:
- * - DeerFlow decides in `after_model` with `jump_to: "model"`. In langchain 1.5.14 the router after
- *   the first-listed `afterModel` node exits on a tool-call-free AI message before it reads
- *   `jumpTo` (see ./todo.ts), which is exactly this case; a final answer always passes the
- *   `afterAgent` chain, whose routers honour `jumpTo: "model"`, so the decision is made there.
+ * - DeerFlow decides in `after_model` with `jump_to: "model"`; here the decision is made at
+ *   `afterAgent`, which every final answer passes (see ./todo.ts for why, and the turn budget).
  * - DeerFlow keeps the retry budget and the pending reminder in the instance, keyed by (thread,
  *   run). Here they are private state channels reset in `beforeAgent` (we build the agent per run,
  *   and a checkpointed budget survives a crash-and-resume of the same run). The reminder goes into

@@ -18,8 +18,8 @@
  * worker writes the local fallback into the checkpoint afterwards (`_ensure_interrupted_title`,
  * `allow_partial_exchange=True`: the user message alone is enough). We throw the LLM failure (see
  * llmErrorHandling.ts) and the run's ending is not ours to extend, so the same local fallback is
- * set by `beforeModel` of the first model call, as its own checkpointed step, before anything can
- * fail or be cancelled. It only needs the user text, so without a title model the title is exactly
+ * set by `beforeModel` of the first model call, in the before_model step, which is checkpointed
+ * before the model is called: before anything can fail or be cancelled. It only needs the user text, so without a title model the title is exactly
  * DeerFlow's. With a title model, `afterModel` of that run still asks it (once) and replaces the
  * interim fallback; if that run never gets an answer the fallback stays, as in DeerFlow.
  */

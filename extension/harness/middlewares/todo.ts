@@ -6,12 +6,13 @@
  * per run, with a transient `todo_completion_reminder` listing only the open items.
  *
  * Where we differ, and why:
- * - The nudge jumps from `afterAgent`, not `afterModel`. In langchain 1.5.14 the router after the
- *   first-listed `afterModel` node exits on a tool-call-free AI message BEFORE it reads `jumpTo`,
- *   so an `afterModel` jump back to the model is dropped exactly in the case we need (the Todo
- *   slot is the first with an `afterModel` hook). A final answer always goes through the exit
- *   node, i.e. the `afterAgent` chain, whose routers do honour `jumpTo: "model"`. Consequence:
- *   middlewares listed after Todo run their `afterAgent` once per nudge too.
+ * - The nudge jumps from `afterAgent`, not `afterModel`. It was written for langchain 1.5.14's
+ *   createAgent, whose router after the first-listed `afterModel` node exited on a tool-call-free
+ *   AI message BEFORE it read `jumpTo`; our graph (agent/graph/build.ts) honours an afterModel jump
+ *   first, but the afterAgent point is still the right one: a final answer always reaches it, and
+ *   the hooks listed after Todo have seen the answer. Consequence: middlewares listed after Todo
+ *   run their `afterAgent` once per nudge too. A nudge is a model turn: it counts in the run's
+ *   turn budget, and a run at its budget ends instead.
  * - DeerFlow keeps its counters and queued reminders in the middleware instance, keyed by
  *   (thread, run). Here they are private state channels (`_todo_*`, not part of the input/output
  *   schema): the count is reset in `beforeAgent`, and the reminder is added by `wrapModelCall`

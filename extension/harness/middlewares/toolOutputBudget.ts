@@ -19,13 +19,13 @@
  */
 import { createMiddleware } from "langchain";
 import { ToolMessage } from "@langchain/core/messages";
-import { Command, isCommand } from "@langchain/langgraph";
 import { basename, join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { OUTPUTS_VIRTUAL_PATH } from "../sandbox/paths.js";
 import { createFileSync } from "../sandbox/trust/openChecked.js";
 import { ensureRealFolder, ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
+import { mapToolResult, withToolContent } from "./shared/toolResults.js";
 
 export interface ToolOutputBudgetOptions {
   /** `tool_output.externalize_min_chars`: longer results are saved to a file. 0 disables. */
@@ -218,45 +218,14 @@ function budgetMessage(msg: ToolMessage, dirs: ThreadDirs | undefined, o: ToolOu
   if (text === undefined) return msg;
   const replaced = budgetText(text, toolName, dirs, o);
   if (replaced === undefined) return msg;
-  return new ToolMessage({
-    content: replaced,
-    tool_call_id: msg.tool_call_id,
-    name: msg.name,
-    ...(msg.id ? { id: msg.id } : {}),
-    ...(msg.status ? { status: msg.status } : {}),
-    additional_kwargs: msg.additional_kwargs,
-    response_metadata: msg.response_metadata,
-  });
-}
-
-/** A Command keeps every other key of its update (sandbox, artifacts...) and its goto/graph. */
-function budgetResult(result: ToolMessage | Command, dirs: ThreadDirs, o: ToolOutputBudgetOptions): ToolMessage | Command {
-  if (!isCommand(result)) return budgetMessage(result, dirs, o);
-  const update = result.update;
-  if (!update || typeof update !== "object" || Array.isArray(update)) return result;
-  const messages = (update as { messages?: unknown }).messages;
-  if (!Array.isArray(messages)) return result;
-  let changed = false;
-  const next = messages.map((m: unknown) => {
-    if (!ToolMessage.isInstance(m)) return m;
-    const b = budgetMessage(m, dirs, o);
-    if (b !== m) changed = true;
-    return b;
-  });
-  if (!changed) return result;
-  return new Command({
-    update: { ...update, messages: next },
-    ...(result.goto !== undefined && (!Array.isArray(result.goto) || result.goto.length > 0) ? { goto: result.goto } : {}),
-    ...(result.graph !== undefined ? { graph: result.graph } : {}),
-    ...(result.resume !== undefined ? { resume: result.resume } : {}),
-  });
+  return withToolContent(msg, replaced);
 }
 
 export function toolOutputBudgetMiddleware(dirs: ThreadDirs, options: Partial<ToolOutputBudgetOptions> = {}) {
   const o: ToolOutputBudgetOptions = { ...DEFAULT_TOOL_OUTPUT_BUDGET, ...options };
   return createMiddleware({
     name: "ToolOutputBudgetMiddleware",
-    wrapToolCall: async (request, handler) => budgetResult(await handler(request), dirs, o),
+    wrapToolCall: async (request, handler) => mapToolResult(await handler(request), (m) => budgetMessage(m, dirs, o)),
     wrapModelCall: (request, handler) => {
       // History was budgeted when it was produced; only the no-storage fallback can still apply.
       let changed = false;

@@ -15,7 +15,7 @@
  * existence check uses the thread's uploads folder from ThreadDirs; the outline is read from
  * Markdown `#` headings only (DeerFlow also recognises pymupdf4llm's bold headings, which only
  * its PDF converter produces). User-derived text (names, outline titles, previews) goes through
- * InputSanitization's `neutralizeUntrustedTags`, as in DeerFlow, so a file name cannot forge a
+ * `neutralizeUntrustedTags` (shared/harnessTags.ts), as in DeerFlow, so a file name cannot forge a
  * framework block inside ours.
  */
 import { createMiddleware } from "langchain";
@@ -29,7 +29,7 @@ import { threadStateFields } from "../state/threadState.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { UPLOADS_VIRTUAL_PATH } from "../sandbox/paths.js";
 import { readFileCheckedSync } from "../sandbox/trust/openChecked.js";
-import { neutralizeUntrustedTags as neutralize } from "./inputSanitization.js";
+import { neutralizeUntrustedTags as neutralize } from "./shared/harnessTags.js";
 import { contentText, ORIGINAL_USER_CONTENT_KEY } from "./shared/messages.js";
 
 /** DeerFlow `_MAX_FILES_PER_CONTEXT_SECTION`. */

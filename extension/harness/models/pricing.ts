@@ -22,7 +22,7 @@
 import { calcPrice, findProvider } from "@pydantic/genai-prices";
 import type { CostView, UsageView } from "../../protocol/usage.js";
 
-/** What pricing needs of a resolved model (models/factory.ts ResolvedModel). */
+/** What pricing needs of a resolved model (models/resolvedModel.ts). */
 export interface PricedModel {
   /** The model id sent to the provider. */
   model: string;

@@ -18,7 +18,8 @@ import { randomUUID } from "node:crypto";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { HarnessConfig } from "../config/harnessConfig.js";
-import { createChatModel, resolveModel, runKeys, withKey, type KeyFor, type ResolvedModel } from "../models/factory.js";
+import { createChatModel, resolveModel, runKeys, withKey, type KeyFor } from "../models/factory.js";
+import type { ResolvedModel } from "../models/resolvedModel.js";
 import {
   compactState,
   summarizationSettings,

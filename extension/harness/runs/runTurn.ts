@@ -39,14 +39,18 @@ export interface TurnRequest {
   sandboxProvider: SandboxProvider;
   sandboxKind: string;
   signal: AbortSignal;
-  /** DeerFlow's default recursion limit. */
-  recursionLimit?: number;
   emit: (event: RunEvent) => void;
 }
 
 export interface TurnResult {
   status: FinalRunStatus;
   error?: string;
+  /**
+   * The thread's state after the run's last finished step (the stream's last `values`), which is
+   * what its last checkpoint holds: the worker reads the run's outcome from it instead of decoding
+   * the checkpoint again. Absent when the run stopped before its first step.
+   */
+  values?: Record<string, unknown>;
   /** Tokens of this run's model calls (TokenUsage; DeerFlow's worker completion counters), its subagents' included and split under `subagents` (./usage.ts). */
   usage?: RunUsageView;
 }
@@ -65,7 +69,7 @@ export class RunAbort extends Error {
 export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   const { agent, threadId, runId, emit } = req;
   const base = { run_id: runId, thread_id: threadId };
-  const config = { configurable: { thread_id: threadId }, recursionLimit: req.recursionLimit ?? 100, signal: req.signal };
+  const config = { configurable: { thread_id: threadId }, recursionLimit: agent.recursionLimit, signal: req.signal };
   emit({ ...base, event: "metadata", data: { run_id: runId, thread_id: threadId, model: req.modelName, sandbox: req.sandboxKind } });
 
   // An id of our own: the journal names the input message before the reducer would assign one,
@@ -84,6 +88,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   // The `task` tool's subagents, seen through their `task_*` events (subagents/runTracker.ts).
   const subagents = new SubagentRunTracker();
   let lastValues: string | undefined;
+  let finalValues: Record<string, unknown> | undefined;
   let lastSummary: unknown;
   // Token chunks are held for at most a few ms and merged (./chunkCoalescer.ts); every other
   // event flushes them first, so the journal's order is the stream's.
@@ -121,13 +126,14 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           break;
         }
         case "values": {
+          finalValues = payload as Record<string, unknown>;
           const { messages, ...rest } = payload as { messages?: unknown[] } & Record<string, unknown>;
           deltas.observeValues(messages);
           // Only when something changed: most steps (a no-op middleware hook) leave every
           // business channel and the message count as they were.
           // Business channels only: a middleware's private channel (`_loop_detection`, …) is its
           // bookkeeping, grows with the thread, and is nobody's to read.
-          // `jumpTo` is createAgent's routing scratch, not state anyone reads.
+          // `jumpTo` was createAgent's routing scratch (a channel of older checkpoints), not state anyone reads.
           const business = Object.fromEntries(Object.entries(rest).filter(([k]) => !k.startsWith("_") && k !== "jumpTo"));
           // The summary (kilobytes) rides along only in the values event where it changed: every
           // later step of a summarized thread would otherwise journal it again. `deerflow state`
@@ -178,7 +184,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
     } catch {
       // The journal itself is failing: the run ends with that error.
     }
-    await releaseSandbox(req);
+    await releaseSandbox(req, finalValues);
   }
   // Any final status: the last checkpoint holds what the run left (a crash never gets here, so
   // a killed run's steps stay for the next run to resume from).
@@ -186,7 +192,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
   // No `end` event here: the worker decides the final status (delivery check, a concurrent
   // cancel already recorded in the run store) and journals `end` with it.
   const total = usage.total(subagents);
-  return total ? { ...result, usage: total } : result;
+  return { ...result, ...(total ? { usage: total } : {}), ...(finalValues ? { values: finalValues } : {}) };
 }
 
 /**
@@ -207,8 +213,8 @@ async function turnInput(
   let configurable = config.configurable;
   if (req.approvals) {
     const snap = await req.agent.graph.getState(config);
-    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: string[] | null };
-    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow ?? []);
+    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: unknown };
+    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow);
     emit({ ...base, event: "custom", data: { type: "approval_decided", decisions: req.approvals } });
     input = { ...decided.input, messages: [...decided.input.messages, ...(human ? [human] : [])] };
     configurable = { ...configurable, [RESUME_CONFIG_KEY]: decided.resume };
@@ -261,10 +267,10 @@ function errorCode(err: unknown): string | undefined {
 }
 
 /** The sandbox is acquired lazily by the first sandbox tool call and released when the run ends. */
-async function releaseSandbox(req: TurnRequest): Promise<void> {
+async function releaseSandbox(req: TurnRequest, values: Record<string, unknown> | undefined): Promise<void> {
   try {
-    const snap = await req.agent.graph.getState({ configurable: { thread_id: req.threadId } });
-    const id = (snap.values as { sandbox?: { sandbox_id?: string | null } | null }).sandbox?.sandbox_id;
+    const state: unknown = values ?? (await req.agent.graph.getState({ configurable: { thread_id: req.threadId } })).values;
+    const id = (state as { sandbox?: { sandbox_id?: string | null } | null }).sandbox?.sandbox_id;
     if (id) await req.sandboxProvider.release(id);
   } catch {
     // Releasing is best effort: a provider that cannot release keeps its own idle timeout.

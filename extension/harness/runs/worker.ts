@@ -113,6 +113,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       // what a compaction is about to summarize is queued for extraction first (lead only).
       ...(memory ? { memory, beforeSummarize: (messages: BaseMessage[]) => Promise.resolve(memory.flush(messages)) } : {}),
       chainSettings: ctx.chain,
+      turns: ctx.turns,
       ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.keyFor) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
       approvalPolicy: ctx.approvalPolicy,
@@ -144,7 +145,9 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // Whatever the status: bash may have changed or removed a file since the tool wrote it.
     await tracker?.settle();
 
-    const after = await finalState(agent, ctx.threadId);
+    const after = await finalState(agent, ctx.threadId, result.values);
+    const { values: _values, ...withoutValues } = result;
+    result = withoutValues;
     if (s.threads && after.title && s.threads.get(ctx.threadId)?.title !== after.title) {
       s.threads.rename(ctx.threadId, after.title);
     }
@@ -241,9 +244,9 @@ interface FinalState {
   errorFallback?: string;
 }
 
-async function finalState(agent: ReturnType<typeof buildLeadAgent>, threadId: string): Promise<FinalState> {
-  const snap = await agent.graph.getState({ configurable: { thread_id: threadId } });
-  const values = snap.values as { artifacts?: string[]; title?: string | null; messages?: BaseMessage[]; pending_approvals?: PendingApproval[] | null };
+/** What the run left, from its last values (runTurn) or, when it stopped before any step, the checkpoint. */
+async function finalState(agent: ReturnType<typeof buildLeadAgent>, threadId: string, lastValues: Record<string, unknown> | undefined): Promise<FinalState> {
+  const values = (lastValues ?? (await agent.graph.getState({ configurable: { thread_id: threadId } })).values) as { artifacts?: string[]; title?: string | null; messages?: BaseMessage[]; pending_approvals?: PendingApproval[] | null };
   const last = values.messages?.at(-1);
   const out: FinalState = { artifacts: (values.artifacts ?? []).slice(), title: values.title ?? null, pendingApprovals: values.pending_approvals ?? [] };
   if (last && ToolMessage.isInstance(last) && last.name === "ask_clarification") {

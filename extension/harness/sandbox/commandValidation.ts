@@ -24,7 +24,8 @@ const FILE_URL_PATTERN = /\bfile:\/\/\S+/i;
 const URL_WITH_SCHEME_PATTERN = /^[a-z][a-z0-9+.-]*:\/\//i;
 const URL_IN_COMMAND_PATTERN = /\b[a-z][a-z0-9+.-]*:\/\/[^\s"'`;&|<>()]+/gi;
 const DOTDOT_PATH_SEGMENT_PATTERN = /(?:^|[/\\=])\.\.(?:$|[/\\])/;
-const CD_IN_SUBSTITUTION_PATTERN = /\$\([^)]*\b(?:cd|pushd)\b/;
+const SUBSTITUTION_BODY_PATTERN = /\$\(([^)]*)/g;
+const CD_WORD_PATTERN = /\b(?:cd|pushd)\b/;
 
 /** Executables and devices a command may name by absolute path. */
 const SYSTEM_PATH_PREFIXES = ["/bin/", "/usr/bin/", "/usr/sbin/", "/sbin/", "/opt/homebrew/bin/", "/dev/"];
@@ -57,9 +58,14 @@ export function validateLocalBashCommandPaths(command: string): void {
   const urlSpans = nonFileUrlSpans(command);
   const unsafe: string[] = [];
   const unmapped: string[] = [];
+  // Paths and URL spans both come in command order: one pointer, not a scan of every span per path
+  // (a long command of paths and URLs made that quadratic, synchronously, on the harness's loop).
+  let span = 0;
   for (const match of command.matchAll(ABSOLUTE_PATH_PATTERN)) {
     const index = match.index;
-    if (urlSpans.some(([start, end]) => start <= index && index < end)) continue;
+    while (span < urlSpans.length && (urlSpans[span] as [number, number])[1] <= index) span += 1;
+    const inUrl = span < urlSpans.length && (urlSpans[span] as [number, number])[0] <= index;
+    if (inUrl) continue;
     const path = match[0];
     if (isNonPathLiteralFragment(path)) continue;
     if (isVirtualPath(path)) {
@@ -187,8 +193,18 @@ function isAssignment(token: string): boolean {
   return eq > 0 && IDENTIFIER_PATTERN.test(token.slice(0, eq));
 }
 
+/**
+ * A `cd`/`pushd` between `$(` and the next `)`. Span by span, so linear: the single pattern
+ * `\$\([^)]*\b(?:cd|pushd)\b` re-scanned the rest of the command from every `$(`, and a long
+ * command of `$(`s took seconds of the harness's event loop.
+ */
+function cdInSubstitution(command: string): boolean {
+  for (const m of command.matchAll(SUBSTITUTION_BODY_PATTERN)) if (CD_WORD_PATTERN.test(m[1] ?? "")) return true;
+  return false;
+}
+
 function validateShellTokens(command: string): void {
-  if (CD_IN_SUBSTITUTION_PATTERN.test(command)) {
+  if (cdInSubstitution(command)) {
     throw deny(`Unsafe working directory change in command substitution. ${useVirtual}`);
   }
   const tokens = splitShellTokens(command);

@@ -10,13 +10,24 @@ import { dirname } from "node:path";
 import { HarnessError } from "../errors.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { hostToVirtual, isAllowedRealPath, isNodeError, isWithin } from "./paths.js";
-import { pathMatches, shouldIgnoreName } from "./search.js";
+import { globMatcher, shouldIgnoreName } from "./search.js";
+import { GlobPatternError, type CompiledGlob } from "./globMatch.js";
 import { withPathLock } from "./pathLock.js";
-import { openForRead, readFileChecked, writeFileChecked } from "./trust/openChecked.js";
+import { readFileChecked, writeFileChecked } from "./trust/openChecked.js";
+import { LineSearch, type GrepMatch, type SearchResult } from "./grepSearch.js";
+import { RegexTimeoutError } from "./regexWorker.js";
 import { isPathRefusal, resolveReadPath, resolveWritePath } from "./trust/toolPaths.js";
 import { walkTree, type TreeEntry } from "./trust/treeWalk.js";
 
-export type FileErrorKind = "not_found" | "is_directory" | "not_directory" | "permission" | "not_text" | "invalid_regex";
+export type FileErrorKind =
+  | "not_found"
+  | "is_directory"
+  | "not_directory"
+  | "permission"
+  | "not_text"
+  | "invalid_regex"
+  | "invalid_glob"
+  | "regex_timeout";
 
 export interface WriteOptions {
   /**
@@ -72,16 +83,7 @@ export function fileErrorKind(err: unknown): FileErrorKind | "other" {
   }
 }
 
-export interface GrepMatch {
-  readonly path: string;
-  readonly lineNumber: number;
-  readonly line: string;
-}
-
-export interface SearchResult<T> {
-  readonly matches: T[];
-  readonly truncated: boolean;
-}
+export type { GrepMatch, SearchResult };
 
 export interface GrepOptions {
   readonly glob?: string | undefined;
@@ -103,9 +105,6 @@ export interface SandboxFiles {
   grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>>;
 }
 
-const MAX_GREP_FILE_BYTES = 1_000_000;
-const LINE_SUMMARY_LENGTH = 200;
-const MAX_GREP_LINE_CHARS = LINE_SUMMARY_LENGTH * 10;
 const utf8 = new TextDecoder("utf-8", { fatal: true });
 
 function decodeText(bytes: Uint8Array): string {
@@ -121,27 +120,13 @@ function universalNewlines(text: string): string {
   return text.replace(/\r\n?/g, "\n");
 }
 
-function truncateLine(line: string): string {
-  const stripped = line.replace(/[\r\n]+$/, "");
-  return stripped.length <= LINE_SUMMARY_LENGTH ? stripped : `${stripped.slice(0, LINE_SUMMARY_LENGTH - 3)}...`;
-}
-
-const BINARY_SNIFF_BYTES = 8192;
-
-/** A file's text for grep, or undefined to skip it (too big, binary, not a regular file, unreadable). */
-async function grepText(path: string): Promise<string | undefined> {
-  let handle;
+/** The compiled glob, or the model's error: checked before any walk starts. */
+function checkedGlob(pattern: string): CompiledGlob {
   try {
-    handle = await openForRead(path);
-    if ((await handle.stat()).size > MAX_GREP_FILE_BYTES) return undefined;
-    const bytes = await handle.readFile();
-    if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return undefined;
-    return bytes.toString("utf8");
-  } catch {
-    // Unreadable files are skipped, as DeerFlow does on OSError.
-    return undefined;
-  } finally {
-    await handle?.close();
+    return globMatcher(pattern);
+  } catch (err) {
+    if (err instanceof GlobPatternError) throw new SandboxFileError("invalid_glob", err.message);
+    throw err;
   }
 }
 
@@ -201,13 +186,14 @@ export class HostFiles implements SandboxFiles {
   }
 
   async glob(path: string, pattern: string, includeDirs: boolean, maxResults: number, signal?: AbortSignal): Promise<SearchResult<string>> {
+    const glob = checkedGlob(pattern);
     const rootReal = resolveReadPath(path, this.dirs);
     if (!(await stat(rootReal)).isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
     const matches: string[] = [];
     let truncated = false;
     const visit = (entry: TreeEntry): boolean => {
       if (entry.isDir && !includeDirs) return true;
-      if (!pathMatches(pattern, entry.rel)) return true;
+      if (!glob.matches(entry.rel)) return true;
       matches.push(hostToVirtual(entry.path, this.dirs));
       if (matches.length >= maxResults) {
         truncated = true;
@@ -220,46 +206,36 @@ export class HostFiles implements SandboxFiles {
   }
 
   async grep(path: string, pattern: string, options: GrepOptions): Promise<SearchResult<GrepMatch>> {
+    const glob = options.glob != null ? checkedGlob(options.glob) : undefined;
     const rootReal = resolveReadPath(path, this.dirs);
     const rootInfo = await stat(rootReal);
     if (!rootInfo.isFile() && !rootInfo.isDirectory()) throw new SandboxFileError("not_directory", "not a directory");
-    let regex: RegExp;
+    const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&") : pattern;
+    const flags = options.caseSensitive ? "" : "i";
     try {
-      const source = options.literal ? pattern.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&") : pattern;
-      regex = new RegExp(source, options.caseSensitive ? "" : "i");
+      // Compiling checks the syntax here; the pattern runs only in the worker (grepSearch.ts).
+      new RegExp(source, flags);
     } catch (err) {
       throw new SandboxFileError("invalid_regex", err instanceof Error ? err.message : String(err));
     }
-    const matches: GrepMatch[] = [];
-    let truncated = false;
-    const searchFile = async (file: string): Promise<boolean> => {
-      const text = await grepText(file);
-      if (text === undefined) return true;
-      const virtual = hostToVirtual(file, this.dirs);
-      const lines = text.split(/(?<=\r\n|\n|\r(?!\n))/);
-      for (let i = 0; i < lines.length; i += 1) {
-        const raw = lines[i] as string;
-        if (raw === "") continue;
-        if (raw.replace(/\r\n$/, "\n").length > MAX_GREP_LINE_CHARS) continue;
-        if (!regex.test(raw.replace(/[\r\n]+$/, ""))) continue;
-        matches.push({ path: virtual, lineNumber: i + 1, line: truncateLine(raw) });
-        if (matches.length >= options.maxResults) {
-          truncated = true;
-          return false;
-        }
+    const search = new LineSearch({ source, flags, maxResults: options.maxResults, signal: options.signal });
+    try {
+      if (rootInfo.isFile()) {
+        await search.offer(rootReal, hostToVirtual(rootReal, this.dirs));
+      } else {
+        const visit = (entry: TreeEntry): boolean | Promise<boolean> => {
+          if (!entry.isFile) return true;
+          if (glob && !glob.matches(entry.rel)) return true;
+          return search.offer(entry.path, hostToVirtual(entry.path, this.dirs));
+        };
+        await walkTree(rootReal, visit, { signal: options.signal, ignore: shouldIgnoreName });
       }
-      return true;
-    };
-    if (rootInfo.isFile()) {
-      await searchFile(rootReal);
-    } else {
-      const visit = (entry: TreeEntry): boolean | Promise<boolean> => {
-        if (!entry.isFile) return true;
-        if (options.glob != null && !pathMatches(options.glob, entry.rel)) return true;
-        return searchFile(entry.path);
-      };
-      await walkTree(rootReal, visit, { signal: options.signal, ignore: shouldIgnoreName });
+      return await search.finish();
+    } catch (err) {
+      if (err instanceof RegexTimeoutError) throw new SandboxFileError("regex_timeout", err.message);
+      throw err;
+    } finally {
+      search.close();
     }
-    return { matches, truncated };
   }
 }

@@ -5,7 +5,8 @@
  * Not a security boundary. Whether host bash may run at all is the bash tool's decision
  * (`allowHostCommands`), exactly as DeerFlow gates it outside the sandbox.
  */
-import { ensureThreadDirs, type ThreadDirs } from "../threads/threadDirs.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import { ensureThreadDirs } from "./trust/threadFolders.js";
 import { runCommand, scrubbedEnv } from "./exec.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "./provider.js";
 

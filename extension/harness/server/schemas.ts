@@ -7,6 +7,7 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { HostRequest, RequestParams } from "../../protocol/rpc.js";
 import { THREAD_ID_PATTERN } from "../threads/threadDirs.js";
+import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
 
 const absolutePath = z.string().min(1).refine(isAbsolute, { message: "must be an absolute path" });
 const workspaceFolder = absolutePath;
@@ -14,6 +15,8 @@ const virtualPath = z.string().startsWith("/mnt/user-data/", { message: "a virtu
 const threadId = z.string().regex(THREAD_ID_PATTERN, { message: "use 1-64 characters from A-Z, a-z, 0-9, '_' and '-'" });
 
 const mode = z.enum(["auto", "ask", "deny"]);
+/** A tool call a decision names: the same limits as the panel's (protocol/approvalLimits.ts). */
+const toolCallId = z.string().min(1).max(DECISION_LIMITS.maxIdChars);
 
 const ModelSettingZ = z.object({
   name: z.string().min(1),
@@ -52,6 +55,7 @@ export const HarnessSettingsZ = z.object({
   subagents: z.object({ enabled: z.boolean() }).strict().optional(),
   memory: z.object({ enabled: z.boolean() }).strict().optional(),
   token_budget: z.object({ max_tokens_per_run: z.number().int().min(0) }).strict().optional(),
+  max_turns: z.number().int().min(1).optional(),
   summarization: z.object({ enabled: z.boolean(), trigger_tokens: z.number().int().min(0), keep_messages: z.number().int().min(0) }).strict().optional(),
 });
 
@@ -82,17 +86,17 @@ export const paramsSchemas: Schemas = {
     decisions: z
       .array(
         z.object({
-          tool_call_id: z.string().min(1).max(200),
+          tool_call_id: toolCallId,
           decision: z.enum(["approve", "reject"]),
-          reason: z.string().max(2000).optional(),
+          reason: z.string().max(DECISION_LIMITS.maxReasonChars).optional(),
           always_allow: z.boolean().optional(),
         }),
       )
       .min(1)
-      .max(100),
+      .max(DECISION_LIMITS.maxPending),
     model: z.string().min(1).optional(),
   }),
-  "approvals/proposed": z.object({ workspaceFolder, threadId, toolCallId: z.string().min(1).max(200) }),
+  "approvals/proposed": z.object({ workspaceFolder, threadId, toolCallId }),
   "runs/cancel": z.object({ workspaceFolder, runId: z.string().min(1) }),
   "runs/list": z.object({ workspaceFolder, threadId }),
   "changes/list": z.object({ workspaceFolder, runId: z.string().min(1) }),

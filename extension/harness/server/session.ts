@@ -71,6 +71,7 @@ export class Session {
       ...(settings.memory ? { memory: { enabled: settings.memory.enabled } } : {}),
       // The setting is the user's cap: it wins over the file's `token_budget.enabled`.
       ...(settings.token_budget ? { token_budget: { enabled: settings.token_budget.max_tokens_per_run > 0, max_tokens: settings.token_budget.max_tokens_per_run } } : {}),
+      ...(settings.max_turns ? { max_turns: settings.max_turns } : {}),
       ...(settings.summarization
         ? {
             summarization: {

@@ -2,7 +2,7 @@
  * ThreadState: LangChain's agent state (`messages`) plus DeerFlow's business channels.
  *
  * Declared as one agent-level `StateSchema` (the recipe's proven way: `ReducedValue` carries the
- * reducer; `Annotation.Root` fails inside createAgent). Channels without a reducer are LastValue:
+ * reducer; `Annotation.Root` fails inside createAgent, whose hook contract the agent graph keeps). Channels without a reducer are LastValue:
  * two writes to them in one superstep are an error, which is what we want for `title` and
  * `thread_data` (one writer each).
  */
@@ -27,11 +27,29 @@ export const UploadedFileZ = z.object({
   extension: z.string(),
 });
 
+const ToolClassZ = z.enum(["read", "write", "protected", "shell", "other"]);
+const SandboxKindZ = z.enum(["local", "devcontainer"]);
+/** An "Always allow" rule (approvals/alwaysAllow.ts). */
+export const AlwaysAllowRuleZ = z.object({ tool: z.string(), class: ToolClassZ, sandbox: SandboxKindZ, prefix: z.string().optional() });
 export const PendingApprovalsZ = z
-  .array(z.object({ tool_call_id: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()), class: z.enum(["read", "write", "protected", "shell", "other"]), reason: z.string() }))
+  .array(
+    z.object({
+      tool_call_id: z.string(),
+      name: z.string(),
+      args: z.record(z.string(), z.unknown()),
+      class: ToolClassZ,
+      reason: z.string(),
+      message_id: z.string().optional(),
+      index: z.number().optional(),
+      fingerprint: z.string().optional(),
+      sandbox: SandboxKindZ.optional(),
+      always_allow: z.object({ rule: AlwaysAllowRuleZ, label: z.string() }).optional(),
+    }),
+  )
   .nullable()
   .optional();
-export const AlwaysAllowZ = z.array(z.string()).nullable().optional();
+/** Rules; a thread from before issue 21 may still hold tool names, which are read as no rule. */
+export const AlwaysAllowZ = z.array(z.union([AlwaysAllowRuleZ, z.string()])).nullable().optional();
 /** What `summary_text` covers (middlewares/summarizationPlan.ts SummaryUpto). */
 export const SummaryUptoZ = z.object({ message_id: z.string(), message_count: z.number(), kept_ids: z.array(z.string()) }).nullable().optional();
 
@@ -61,7 +79,7 @@ export const threadStateFields = {
    * decision clears it.
    */
   pending_approvals: PendingApprovalsZ,
-  /** Tools the user chose "Always allow" for in this thread (their calls no longer ask; deny still wins). */
+  /** The thread's "Always allow" rules (approvals/alwaysAllow.ts): calls they cover no longer ask; deny still wins. */
   approval_always_allow: AlwaysAllowZ,
   /**
    * Non-destructive summarization (issue 15, middlewares/summarization.ts): the summary of the
@@ -75,7 +93,7 @@ export const threadStateFields = {
   }),
 };
 
-/** The business channels; createAgent adds `messages` itself. */
+/** The business channels; the agent graph (agent/graph/build.ts) adds `messages` itself. */
 export const ThreadStateSchema = new StateSchema(threadStateFields);
 
 /** The ThreadState keys as DeerFlow names them, in the order `deerflow state` prints them. */

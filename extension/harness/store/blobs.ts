@@ -4,7 +4,7 @@
  * the next model request is built, then dropped.
  */
 import { createHash } from "node:crypto";
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 
 export interface StoredBlob {
   bytes: Buffer;

@@ -1,5 +1,5 @@
 /** Prepared statements of checkpointer.ts (tables: migrations/checkpointTables.ts). */
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 
 export interface CheckpointRow {
   thread_id: string;

@@ -34,7 +34,7 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import { HarnessError } from "../errors.js";
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 import { LogBatch, MessageLog, type LoadedRow, isLoggable, isMessageList, newThreadCache, sha256, type SeqRange, type Slot, type ThreadCache } from "./messageLog.js";
 import {
   DICTIONARY_TYPE,

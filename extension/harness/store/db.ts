@@ -20,8 +20,6 @@ import { createFileChangeStore, type FileChangeStore } from "./fileChanges.js";
 import { storageDriver } from "./sqlite/open.js";
 import type { Db } from "./sqlite/types.js";
 
-export type { Db } from "./sqlite/types.js";
-
 /** How long a writer waits for another connection's write lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
 

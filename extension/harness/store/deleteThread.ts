@@ -34,7 +34,8 @@ import { isOwnerGone } from "../runs/owner.js";
 import { THREAD_DATA_DIR_NAME } from "../sandbox/paths.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { prepareCheckpointStatements } from "./checkpointSql.js";
-import type { Db, WorkspaceStore } from "./db.js";
+import type { WorkspaceStore } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 
 export interface DeletedThread {
   threadId: string;

@@ -6,7 +6,7 @@
  * at the seam (nothing can interleave between its read and its registration). A second backend
  * must keep that contract; test/unit/runs/storeConformance.ts pins it.
  */
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 import type { RunEventName } from "../../protocol/events.js";
 
 export interface StoredEvent {

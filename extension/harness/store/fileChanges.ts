@@ -8,7 +8,7 @@
  * "before" of a later write never replaces the first one); after-states are plain UPDATEs, the
  * latest observation wins.
  */
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 import type { BlobStore } from "./blobs.js";
 import type { ChangedFile, ChangeStatus } from "../../protocol/changes.js";
 

@@ -19,7 +19,7 @@ import { createHash } from "node:crypto";
 import { BaseMessage, BaseMessageChunk, RemoveMessage } from "@langchain/core/messages";
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 import { HarnessError } from "../errors.js";
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 
 /** [start, end) over `seq` */
 export type SeqRange = [number, number];

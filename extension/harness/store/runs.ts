@@ -3,7 +3,7 @@
  * (...)`): a transition that lost a race changes nothing and says so, so two processes can never
  * both move one run. Admission's one-active-run-per-thread rule is the `runs_one_active` index.
  */
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 import type { FinalRunStatus, RunStatus } from "../../protocol/events.js";
 import { HarnessError } from "../errors.js";
 

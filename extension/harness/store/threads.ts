@@ -6,7 +6,7 @@
 import { randomUUID } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { HarnessError } from "../errors.js";
-import type { Db } from "./db.js";
+import type { Db } from "./sqlite/types.js";
 
 export interface ThreadRecord {
   threadId: string;

@@ -3,10 +3,10 @@
  * run, and TokenBudgetMiddleware in its chain, #3875 phase 2). Both are reported, never raised:
  * the executor reads `capped` after the run and says `turn_capped` / `token_capped`.
  *
- * - Turns: DeerFlow's recursion limit counts graph steps; ours counts model calls, because
- *   createAgent runs one graph node per middleware hook, so a step count would depend on how many
- *   middlewares the chain has. Before the model would be called for the (max_turns+1)-th time the
- *   run ends where it is (`jumpTo: "end"`), with whatever the last answer said.
+ * - Turns: DeerFlow's recursion limit counts graph steps; ours counts model calls (a step count
+ *   would depend on how the graph is built; agent/graph/build.ts derives its recursion limit from
+ *   this budget). Before the model would be called for the (max_turns+1)-th time the run ends where
+ *   it is (`jumpTo: "end"`), with whatever the last answer said.
  * - Tokens: once the subagent's AI messages used `tokenBudget` total tokens, the answer's tool
  *   calls are stripped and DeerFlow's "[TOKEN BUDGET EXCEEDED] …" is appended, so the run ends
  *   with what it collected (DeerFlow's hard stop; its soft warning is not ported).

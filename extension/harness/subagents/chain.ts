@@ -13,6 +13,7 @@ import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
 import { inputSanitizationMiddleware } from "../middlewares/inputSanitization.js";
 import { toolOutputBudgetMiddleware } from "../middlewares/toolOutputBudget.js";
+import { toolResultSanitizationMiddleware } from "../middlewares/toolResultSanitization.js";
 import { threadDataMiddleware } from "../middlewares/threadData.js";
 import { danglingToolCallMiddleware } from "../middlewares/danglingToolCall.js";
 import { llmErrorHandlingMiddleware } from "../middlewares/llmErrorHandling.js";
@@ -36,8 +37,8 @@ export interface SubagentChainContext {
   supportsVision: boolean;
   /** The lead run's policy and classification context. */
   approval: ApprovalOptions;
-  /** The thread's "Always allow" tools (the lead's `approval_always_allow`). */
-  alwaysAllowed: readonly string[];
+  /** The thread's "Always allow" rules: the lead's `approval_always_allow` channel as it stands. */
+  alwaysAllowed: unknown;
   maxTurns: number;
   tokenBudget: number;
   /** Filled by the budget middleware when a cap ends the run. */
@@ -51,6 +52,7 @@ export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[]
   const chain: Array<AgentMiddleware | false> = [
     inputSanitizationMiddleware(), // [1]
     s?.toolOutput !== false && toolOutputBudgetMiddleware(ctx.dirs, s?.toolOutput), // [2]
+    toolResultSanitizationMiddleware(), // [3]
     threadDataMiddleware(ctx.dirs), // [4]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(), // [8]

@@ -16,7 +16,7 @@
  * Not ported: DeerFlow's per-type `skills` (no skills here yet).
  */
 import { z } from "zod";
-import type { ResolvedModel } from "../models/factory.js";
+import type { ResolvedModel } from "../models/resolvedModel.js";
 
 /** DeerFlow clamps rather than rejects: max_concurrent to 1..4, max_total_per_run to 1..50. */
 export const MIN_CONCURRENT = 1;

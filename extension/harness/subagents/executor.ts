@@ -1,6 +1,6 @@
 /**
  * One subagent run (DeerFlow `subagents/executor.py`), called by the `task` tool inside the lead's
- * tool node. The subagent is its own createAgent:
+ * tool node. The subagent is its own agent graph (agent/graph/build.ts):
  *
  * - its own history: the type's system prompt and the delegated prompt, never the lead's messages;
  *   it starts from the lead's `sandbox` and `thread_data`, so it works in the same thread folders
@@ -18,14 +18,14 @@
  * lifecycle events, and `task_event` items wrapping the subagent's own `messages` (coalesced
  * token chunks) and `updates` (its deltas) in their wire form.
  */
-import { createAgent } from "langchain";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { AsyncLocalStorageProviderSingleton } from "@langchain/core/singletons";
 import { randomUUID } from "node:crypto";
-import { ThreadStateSchema } from "../state/threadState.js";
+import { threadStateFields } from "../state/threadState.js";
+import { buildAgentGraph } from "../agent/graph/build.js";
 import { UpdateDeltas } from "../runs/updateDeltas.js";
 import { ChunkCoalescer } from "../runs/chunkCoalescer.js";
 import { toWireChunk, toWireMessage, wireValue } from "../runs/wire.js";
@@ -82,13 +82,16 @@ export async function runSubagent(req: SubagentRunRequest): Promise<SubagentRunR
 async function execute(req: SubagentRunRequest): Promise<SubagentRunResult> {
   const { taskId, write, modelName } = req;
   const budget: BudgetState = {};
-  const agent = createAgent({
+  const agent = buildAgentGraph({
     model: req.model,
     tools: req.tools,
     systemPrompt: req.type.systemPrompt,
-    stateSchema: ThreadStateSchema,
+    stateFields: threadStateFields,
     middleware: buildSubagentChain({ ...req.chain, budget, maxTurns: req.limits.maxTurns, tokenBudget: req.limits.tokenBudget }),
     checkpointer: false,
+    // The turn cap is the budget middleware's (./budget.ts: it reports turn_capped); the graph
+    // only derives its recursion limit from it, so the limit never fires first.
+    recursionTurns: req.limits.maxTurns,
   });
 
   const timeout = new AbortController();
@@ -127,8 +130,7 @@ async function execute(req: SubagentRunRequest): Promise<SubagentRunResult> {
     };
     const stream = await agent.graph.stream(input, {
       configurable: { thread_id: req.threadId },
-      // The turn cap is counted in model calls (./budget.ts); this only guards a runaway graph.
-      recursionLimit: req.limits.maxTurns * 40 + 100,
+      recursionLimit: agent.recursionLimit,
       signal,
       streamMode: ["values", "updates", "messages"] as const,
     });

@@ -1,9 +1,9 @@
 /**
  * `ask_clarification` (DeerFlow `clarification_tool.py`). The body never runs in a normal chain:
  * the Clarification middleware intercepts the call and answers with the formatted question.
- * `returnDirect` is what ends the run: createAgent ignores `Command({ goto: END })` from a tool
- * (langchain recipe, gotcha 1), but its tools router exits after a successful ToolMessage whose
- * `name` is a returnDirect tool.
+ * `returnDirect` is what ends the run: a tool's `Command({ goto: END })` cannot route the agent
+ * graph (agent/graph/build.ts), but the graph ends the turn after a successful ToolMessage whose
+ * `name` is a returnDirect tool, as createAgent's tools router does.
  *
  * Not ported: DeerFlow's `fields` (v2 structured form); the card is question + options.
  */

@@ -110,7 +110,7 @@ export function taskTool(deps: TaskToolDeps) {
       // DeerFlow builds a subagent's tools for the model it runs on: view_image only for a vision model.
       const vision = own ? own.resolved.supportsVision : deps.chain.supportsVision;
       const tools = subagentTools(deps, type, vision);
-      const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: string[] | null };
+      const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: unknown };
       const writer = runtime.writer as ((chunk: unknown) => void) | undefined;
       const write: TaskEventWriter = (data) => writer?.(data);
       const result = await runSubagent({

@@ -1,4 +1,4 @@
-// ClarificationMiddleware through a real createAgent: ask_clarification ends the run with the
+// ClarificationMiddleware through the real agent graph (agent/graph/build.ts): ask_clarification ends the run with the
 // formatted question and the human_input payload, and the next run continues the thread.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

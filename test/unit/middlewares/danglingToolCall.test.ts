@@ -1,4 +1,4 @@
-// DanglingToolCallMiddleware: the pure patch (DeerFlow A16 cases) and, through a real createAgent
+// DanglingToolCallMiddleware: the pure patch (DeerFlow A16 cases) and, through the real agent graph (agent/graph/build.ts)
 // against the scripted server (which answers 400 like OpenAI for an invalid history), that a thread
 // with an unanswered call, an orphan result or a malformed call keeps working, request-only.
 import { test, before, after } from "node:test";

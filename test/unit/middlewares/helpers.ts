@@ -1,7 +1,7 @@
-// Shared by the middleware tests: a real createAgent with ThreadState, the middlewares under test
-// and a checkpointer, against the scripted model server. What the model saw is
+// Shared by the middleware tests: the product's agent graph (agent/graph/build.ts) with ThreadState,
+// the middlewares under test and a checkpointer, against the scripted model server. What the model saw is
 // `server.requests[i].body.messages`; runs go through `agent.graph`, as runTurn does.
-import { createAgent, HumanMessage } from "langchain";
+import { HumanMessage } from "langchain";
 import type { AgentMiddleware } from "langchain";
 import { MemorySaver } from "@langchain/langgraph";
 import { ChatOpenAI } from "@langchain/openai";
@@ -10,8 +10,9 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ThreadStateSchema } from "../../../extension/harness/state/threadState.js";
-import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import { threadStateFields } from "../../../extension/harness/state/threadState.js";
+import { buildAgentGraph } from "../../../extension/harness/agent/graph/build.js";
+import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 
@@ -30,11 +31,11 @@ export function threadFixture(threadId = "t1") {
 }
 
 export function buildTestAgent(opts: { baseURL: string; middleware: AgentMiddleware[]; tools?: StructuredToolInterface[]; checkpointer?: MemorySaver }) {
-  return createAgent({
+  return buildAgentGraph({
     model: chatModel(opts.baseURL),
     tools: opts.tools ?? [],
     systemPrompt: "You are DeerFlow.",
-    stateSchema: ThreadStateSchema,
+    stateFields: threadStateFields,
     middleware: opts.middleware,
     checkpointer: opts.checkpointer ?? new MemorySaver(),
   });
@@ -46,7 +47,7 @@ export type TestAgent = ReturnType<typeof buildTestAgent>;
 export async function turn(agent: TestAgent, threadId: string, human: HumanMessage | string): Promise<Record<string, any> & { messages: BaseMessage[] }> {
   const config = { configurable: { thread_id: threadId } };
   const msg = typeof human === "string" ? new HumanMessage(human) : human;
-  await agent.graph.invoke({ messages: [msg] }, config);
+  await agent.graph.invoke({ messages: [msg] }, { ...config, recursionLimit: agent.recursionLimit });
   const snap = await agent.graph.getState(config);
   return snap.values as Record<string, any> & { messages: BaseMessage[] };
 }
@@ -65,8 +66,8 @@ export async function streamTurn(agent: TestAgent, threadId: string, input: Huma
   const custom: Array<Record<string, any>> = [];
   let error: unknown;
   try {
-    // The harness runs turns with DeerFlow's recursion limit (runs/runTurn.ts), not LangGraph's 25.
-    const stream = await agent.graph.stream({ messages }, { ...config, recursionLimit: 100, streamMode: ["updates", "messages", "custom"] as const });
+    // The recursion limit the graph derives from its turn budget, as runTurn passes it.
+    const stream = await agent.graph.stream({ messages }, { ...config, recursionLimit: agent.recursionLimit, streamMode: ["updates", "messages", "custom"] as const });
     for await (const item of stream) {
       const [mode, payload] = item as [string, unknown];
       if (mode === "custom") custom.push(payload as Record<string, any>);

@@ -1,16 +1,15 @@
 // InputSanitizationMiddleware: DeerFlow's §12.3 cases on the pure functions, and through a real
-// createAgent that the model receives the framed, escaped text while the checkpoint keeps the input.
+// agent graph that the model receives the framed, escaped text while the checkpoint keeps the input.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { HumanMessage, AIMessage } from "@langchain/core/messages";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import {
-  frameUntrustedText,
   inputSanitizationMiddleware,
-  neutralizeUntrustedTags,
   sanitizeLatestUserInput,
 } from "../../../extension/harness/middlewares/inputSanitization.js";
+import { frameUntrustedText, neutralizeUntrustedTags } from "../../../extension/harness/middlewares/shared/harnessTags.js";
 import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;

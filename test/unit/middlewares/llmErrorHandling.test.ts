@@ -1,4 +1,4 @@
-// LLMErrorHandlingMiddleware through a real createAgent against the scripted server's error replies
+// LLMErrorHandlingMiddleware through the real agent graph (agent/graph/build.ts) against the scripted server's error replies
 // (A18): transient failures retried with `llm_retry` custom events, non-transient ones not retried,
 // the final failure a typed error with DeerFlow's readable text, and the thread usable afterwards.
 import { test, before, after } from "node:test";

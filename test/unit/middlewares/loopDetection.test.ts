@@ -1,4 +1,4 @@
-// LoopDetectionMiddleware (A19) through a real createAgent: the 3rd identical tool-call set queues a
+// LoopDetectionMiddleware (A19) through the real agent graph (agent/graph/build.ts): the 3rd identical tool-call set queues a
 // warning delivered on the next request after the tool results (request-only), the 5th is replaced
 // by a forced final answer; hashing is order-independent; per-tool frequency limits.
 import { test, before, after } from "node:test";

@@ -1,4 +1,4 @@
-// The chain from agent/middlewareChain.ts, as built for the lead agent, through a real createAgent:
+// The chain from agent/middlewareChain.ts, as built for the lead agent, through the real agent graph (agent/graph/build.ts):
 // DeerFlow's order and the behaviour that order exists for (reference §3.1-3.2):
 // - InputSanitization is the outermost model wrapper, so LLM retries re-send the sanitised text;
 // - DanglingToolCall is outside LLMErrorHandling, so every retry sends the repaired history;
@@ -7,7 +7,7 @@
 import { resolvePolicy } from "../../../extension/harness/approvals/policy.js";
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createAgent, tool, ToolMessage } from "langchain";
+import { tool, ToolMessage } from "langchain";
 import { AIMessage, HumanMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { z } from "zod";
@@ -18,8 +18,9 @@ import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { buildMiddlewareChain } from "../../../extension/harness/agent/middlewareChain.js";
 import type { ChainContext } from "../../../extension/harness/agent/middlewareChain.js";
-import { ThreadStateSchema } from "../../../extension/harness/state/threadState.js";
-import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import { threadStateFields } from "../../../extension/harness/state/threadState.js";
+import { buildAgentGraph } from "../../../extension/harness/agent/graph/build.js";
+import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 import { INTERRUPTED_RESULT } from "../../../extension/harness/middlewares/danglingToolCall.js";
@@ -58,11 +59,11 @@ const explode = tool(
 );
 
 function chainAgent(ctx: ChainContext) {
-  return createAgent({
+  return buildAgentGraph({
     model: ctx.model,
     tools: [explode],
     systemPrompt: "You are DeerFlow.",
-    stateSchema: ThreadStateSchema,
+    stateFields: threadStateFields,
     middleware: buildMiddlewareChain(ctx),
     checkpointer: new MemorySaver(),
   });
@@ -76,6 +77,7 @@ test("the chain is in DeerFlow's order: sanitization and budget first, clarifica
   const order = [
     "InputSanitizationMiddleware",
     "ToolOutputBudgetMiddleware",
+    "ToolResultSanitizationMiddleware",
     "ThreadDataMiddleware",
     "UploadsMiddleware",
     "DanglingToolCallMiddleware",

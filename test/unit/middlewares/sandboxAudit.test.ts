@@ -1,4 +1,4 @@
-// SandboxAuditMiddleware through a real createAgent (DeerFlow test_sandbox_audit_middleware.py):
+// SandboxAuditMiddleware through the real agent graph (agent/graph/build.ts) (DeerFlow test_sandbox_audit_middleware.py):
 // a blocked bash call never reaches the tool and the model reads DeerFlow's error; a medium-risk
 // call runs and its result carries the warning, also when the tool answers with a Command (the
 // first sandbox call of a thread); other tools are not audited.

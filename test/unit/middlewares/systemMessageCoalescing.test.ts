@@ -1,4 +1,4 @@
-// SystemMessageCoalescingMiddleware through a real createAgent: system messages in the history (a
+// SystemMessageCoalescingMiddleware through the real agent graph (agent/graph/build.ts): system messages in the history (a
 // middleware's reminder) are merged with the static prompt into ONE leading system message.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// TitleMiddleware through a real createAgent: a title after the first exchange (local fallback or
+// TitleMiddleware through the real agent graph (agent/graph/build.ts): a title after the first exchange (local fallback or
 // a title model whose tokens never reach the run's message stream), never regenerated.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

@@ -1,4 +1,4 @@
-// TodoMiddleware (plan mode) through a real createAgent: write_todos state, the todo_reminder when
+// TodoMiddleware (plan mode) through the real agent graph (agent/graph/build.ts): write_todos state, the todo_reminder when
 // the list scrolled out of context, and the completion nudges (transient, at most 2 per run).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

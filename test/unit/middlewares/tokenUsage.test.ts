@@ -1,4 +1,4 @@
-// TokenUsageMiddleware through a real createAgent: every AI message carries the provider's usage and
+// TokenUsageMiddleware through the real agent graph (agent/graph/build.ts): every AI message carries the provider's usage and
 // DeerFlow's step attribution; and the turn runner sums a run's usage into the final `end` event.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -14,7 +14,7 @@ import { TOKEN_USAGE_ATTRIBUTION_KEY, tokenUsageAttribution, tokenUsageMiddlewar
 import { buildLeadAgent } from "../../../extension/harness/agent/leadAgent.js";
 import { endEvent, runTurn } from "../../../extension/harness/runs/runTurn.js";
 import { LocalSandboxProvider } from "../../../extension/harness/sandbox/local.js";
-import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 import type { RunEvent } from "../../../extension/protocol/events.js";

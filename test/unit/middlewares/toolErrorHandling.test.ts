@@ -1,4 +1,4 @@
-// ToolErrorHandlingMiddleware through a real createAgent: a throwing tool becomes DeerFlow's error
+// ToolErrorHandlingMiddleware through the real agent graph (agent/graph/build.ts): a throwing tool becomes DeerFlow's error
 // ToolMessage (A17), the model sees it and the run goes on; LangGraph interrupts are not swallowed.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

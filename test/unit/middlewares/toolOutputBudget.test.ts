@@ -1,4 +1,4 @@
-// ToolOutputBudgetMiddleware through a real createAgent: an oversized result is saved under the
+// ToolOutputBudgetMiddleware through the real agent graph (agent/graph/build.ts): an oversized result is saved under the
 // thread's outputs/.tool-results and the model gets the synopsis + pointer (virtual paths only);
 // the threshold is exact; read_file is exempt; Commands keep their other keys; no storage → truncation.
 import { test, before, after } from "node:test";
@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { fallbackTruncate, DEFAULT_TOOL_OUTPUT_BUDGET, toolOutputBudgetMiddleware } from "../../../extension/harness/middlewares/toolOutputBudget.js";
-import { ensureThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
 import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;

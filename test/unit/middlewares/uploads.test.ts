@@ -1,4 +1,4 @@
-// UploadsMiddleware through a real createAgent: this message's uploads become uploaded_files and a
+// UploadsMiddleware through the real agent graph (agent/graph/build.ts): this message's uploads become uploaded_files and a
 // <current_uploads> block the model sees; runs without uploads reset the list; history never re-injected.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";

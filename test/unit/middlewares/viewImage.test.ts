@@ -1,4 +1,4 @@
-// ViewImageMiddleware through a real createAgent with the real view_image tool and blob store:
+// ViewImageMiddleware through the real agent graph (agent/graph/build.ts) with the real view_image tool and blob store:
 // the request right after view_image carries the images, no other request does, and no
 // checkpoint or streamed message ever holds the base64.
 import { test, before, after } from "node:test";

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { ChunkCoalescer } from "../../../extension/harness/runs/chunkCoalescer.js";
 import type { WireMessageChunk } from "../../../extension/protocol/events.js";
 import { applyChunk } from "../../../webview/model/messages.js";
-import { emptyThread } from "../../../webview/model/threadView.js";
+import { emptyThread } from "../../../webview/model/emptyThread.js";
 
 const ai = (id: string, content: string, extra: Partial<WireMessageChunk> = {}): WireMessageChunk => ({ type: "ai", id, content, node: "model_request", ...extra });
 

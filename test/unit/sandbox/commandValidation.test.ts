@@ -94,3 +94,15 @@ test("the tokenizer follows shlex with punctuation_chars", () => {
   assert.deepEqual(splitShellTokens("x\ny"), ["x", ";", "y"]);
   assert.deepEqual(splitShellTokens("echo 'unbalanced"), ["echo", "'unbalanced"]);
 });
+
+test("paths between URLs, and cd inside any of several substitutions (the linear scans, issue 21)", () => {
+  validateLocalBashCommandPaths("curl https://a.example/etc/x https://b.example/usr/y -o /mnt/user-data/workspace/z");
+  rejects("curl https://a.example/x /etc/passwd https://b.example/y", /^Unsafe absolute paths in command: \/etc\/passwd\./);
+  rejects("curl https://a.example/x https://b.example/y /etc/shadow", /^Unsafe absolute paths in command: \/etc\/shadow\./);
+  rejects('echo "$(date)" "$(echo a)" "$(pushd $HOME)"', /Unsafe working directory change in command substitution/);
+  rejects("echo $(echo $(cd $HOME))", /Unsafe working directory change in command substitution/);
+  validateLocalBashCommandPaths('echo "$(date)" "$(echo cdrom)" abcd');
+  // What made the old scans quadratic: thousands of `$(` and of URL + path pairs. Answered, not stalled.
+  validateLocalBashCommandPaths("echo " + "$(".repeat(20_000));
+  rejects("/x a://y ".repeat(20_000), /Unsafe absolute paths in command: \/x\./);
+});

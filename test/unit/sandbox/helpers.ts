@@ -6,7 +6,8 @@ import { join } from "node:path";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { ToolMessage } from "@langchain/core/messages";
 import type { Command } from "@langchain/langgraph";
-import { ensureThreadDirs, type ThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import type { ThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
+import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
 import { LocalSandboxProvider } from "../../../extension/harness/sandbox/local.js";
 import { createSandboxTools } from "../../../extension/harness/tools/sandbox/index.js";
 

@@ -1,4 +1,4 @@
-import type { Db } from "../../../extension/harness/store/db.js";
+import type { Db } from "../../../extension/harness/store/sqlite/types.js";
 // A small createAgent for the checkpointer end-to-end test (and its child process): one tool, and a
 // middleware with a custom-reducer state key that also replaces and removes messages by id.
 import { AIMessage, HumanMessage, createAgent, createMiddleware, tool } from "langchain";

@@ -9,7 +9,8 @@ import { AIMessage, BaseMessage, HumanMessage } from "@langchain/core/messages";
 import { JsonPlusSerializer, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { unpackCheckpointRow, type PackedRow } from "../../../extension/harness/store/skeletonCodec.js";
 import { dictionaryIn } from "./agentFixture.js";
-import { openDatabase, type Db } from "../../../extension/harness/store/db.js";
+import { openDatabase } from "../../../extension/harness/store/db.js";
+import type { Db } from "../../../extension/harness/store/sqlite/types.js";
 import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
 
 /** counts how many messages pass through the serializer */

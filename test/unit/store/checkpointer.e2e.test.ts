@@ -14,7 +14,8 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { startModelServer, type ModelServer } from "../../fixtures/modelServer.js";
 import { unpackCheckpointRow, type PackedRow } from "../../../extension/harness/store/skeletonCodec.js";
 import { dictionaryIn } from "./agentFixture.js";
-import { openDatabase, type Db } from "../../../extension/harness/store/db.js";
+import { openDatabase } from "../../../extension/harness/store/db.js";
+import type { Db } from "../../../extension/harness/store/sqlite/types.js";
 import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
 import { buildAgent, canonical, scriptReply } from "./agentFixture.js";
 

@@ -1,17 +1,17 @@
 // The beforeSummarize hook point (DeerFlow's before_summarization hooks, e.g. the memory flush)
-// through the real lead chain (agent/middlewareChain.ts) and createAgent, against the scripted
+// through the real lead chain (agent/middlewareChain.ts) and the agent graph, against the scripted
 // model server: called once a summary exists, with the messages about to be summarized; never for
 // a summary that failed; a failing hook is logged and changes nothing else.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createAgent } from "langchain";
 import type { BaseMessage } from "@langchain/core/messages";
 import { MemorySaver } from "@langchain/langgraph";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer, ScriptedReply } from "../../fixtures/modelServer.js";
 import { buildMiddlewareChain } from "../../../extension/harness/agent/middlewareChain.js";
 import type { ChainContext } from "../../../extension/harness/agent/middlewareChain.js";
-import { ThreadStateSchema } from "../../../extension/harness/state/threadState.js";
+import { threadStateFields } from "../../../extension/harness/state/threadState.js";
+import { buildAgentGraph } from "../../../extension/harness/agent/graph/build.js";
 import { SUMMARIZATION_DEFAULTS } from "../../../extension/harness/middlewares/summarization.js";
 import { setDiagnostics } from "../../../extension/harness/diagnostics.js";
 import { chatModel, streamTurn, threadFixture } from "../middlewares/helpers.js";
@@ -47,7 +47,7 @@ function agentWith(beforeSummarize: ChainContext["beforeSummarize"], tune: (s: S
     }),
     ...(beforeSummarize ? { beforeSummarize } : {}),
   };
-  return createAgent({ model, tools: [], systemPrompt: "You are DeerFlow.", stateSchema: ThreadStateSchema, middleware: buildMiddlewareChain(ctx), checkpointer: new MemorySaver() });
+  return buildAgentGraph({ model, tools: [], systemPrompt: "You are DeerFlow.", stateFields: threadStateFields, middleware: buildMiddlewareChain(ctx), checkpointer: new MemorySaver() });
 }
 
 /** Turn 1 answers; turn 2 crosses 3 messages: the summary call, then the answer. */

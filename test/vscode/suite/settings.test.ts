@@ -75,19 +75,20 @@ describe("settings", () => {
     await cfg().update("maxTokensPerRun", undefined, vscode.ConfigurationTarget.Global);
   });
 
-  it("a workspace cannot switch subagents on nor lift the budget: only user/machine values count", async () => {
+  it("a workspace cannot switch subagents on nor lift the budgets: only user/machine values count", async () => {
     await cfg().update("maxTokensPerRun", 5000, vscode.ConfigurationTarget.Global);
     // VS Code keeps machine-scoped settings out of workspace files; were one reported anyway,
     // runLimitSettings() takes the user's (and remote/machine) values only.
     const real = cfg();
-    const fromWorkspace: Record<string, unknown> = { "subagents.enabled": true, maxTokensPerRun: 0 };
+    const fromWorkspace: Record<string, unknown> = { "subagents.enabled": true, maxTokensPerRun: 0, maxTurnsPerRun: 100_000 };
     const widened: Pick<vscode.WorkspaceConfiguration, "inspect"> = {
       inspect: <T>(key: string) => {
         const i = real.inspect<T>(key);
         return i && { ...i, workspaceValue: fromWorkspace[key] as T, workspaceFolderValue: fromWorkspace[key] as T };
       },
     };
-    assert.deepEqual(runLimitSettings(widened), { token_budget: { max_tokens_per_run: 5000 } });
+    // The turn budget is package.json's default (200), not the workspace's 100000.
+    assert.deepEqual(runLimitSettings(widened), { token_budget: { max_tokens_per_run: 5000 }, max_turns: 200 });
     await cfg().update("maxTokensPerRun", undefined, vscode.ConfigurationTarget.Global);
   });
 });

@@ -9,15 +9,15 @@
  * is checked with lstat at every use: a missing one is created (one level at a time, `mkdir`
  * never follows a link at the last component), a symlink or a non-folder is refused with an error
  * that says which folder and what to do, and nothing is ever followed. The workspace folder itself
- * is the user's choice and may be reached through a link; ensureThreadDirs resolves it once.
+ * is the user's choice and may be reached through a link; ensureThreadDirs (below) resolves it once.
  *
  * A folder swapped between this check and a write is caught when the file is opened
  * (openChecked.ts), not here.
  */
-import { lstatSync, mkdirSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
 import { HarnessError } from "../../errors.js";
-import type { ThreadDirs } from "../../threads/threadDirs.js";
+import { threadDirs, type ThreadDirs } from "../../threads/threadDirs.js";
 import { THREAD_DATA_DIR_NAME, isNodeError, isWithin } from "../paths.js";
 import { createFileSync } from "./openChecked.js";
 
@@ -82,6 +82,26 @@ export function ensureThreadDataIgnore(dirs: ThreadDirs): void {
   } catch (err) {
     if (!isNodeError(err) || (err.code !== "EEXIST" && err.code !== "ELOOP")) throw err;
   }
+}
+
+/**
+ * Create the thread's directories (idempotent) and return them as real paths, so that later
+ * containment checks compare real paths with real paths.
+ *
+ * The workspace folder is the user's choice: a link to it is resolved, once. Below it nothing is
+ * resolved: a symlink where `.deerflow`, `threads`, the thread's folder, `uploads` or `outputs`
+ * should be is refused (HarnessError "thread_folder_redirected", ensureThreadFolders above),
+ * because the sandbox can plant one (it used to be followed, and the next run wrote wherever it led).
+ */
+export function ensureThreadDirs(workspaceFolder: string, threadId: string): ThreadDirs {
+  const given = threadDirs(workspaceFolder, threadId);
+  if (!existsSync(given.workspace)) {
+    throw new HarnessError("workspace_mismatch", `Workspace folder does not exist: ${given.workspace}`);
+  }
+  const dirs = threadDirs(realpathSync(given.workspace), threadId);
+  ensureThreadFolders(dirs);
+  ensureThreadDataIgnore(dirs);
+  return dirs;
 }
 
 /** Which thread folder a host path lies in (lexically), if any. */

@@ -47,6 +47,8 @@ export function createGlobTool(deps: SandboxToolDeps) {
               return `Error: Directory not found: ${requested}`;
             case "not_directory":
               return `Error: Path is not a directory: ${requested}`;
+            case "invalid_glob":
+              return `Error: Invalid glob pattern: ${err instanceof Error ? err.message : String(err)}`;
             case "permission":
               return permissionDenied("Error: Permission denied", requested, err);
             default:

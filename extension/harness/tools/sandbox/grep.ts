@@ -3,6 +3,8 @@
  * DeerFlow's grep_tool (`sandbox/tools.py:1998`; cap 500). `path` may be a file or a directory;
  * binary files, files over 1 MB and lines over 2000 chars are skipped; lines clipped to 200 chars.
  * Patterns are JavaScript regular expressions (DeerFlow: Python `re`); the common syntax agrees.
+ * They run in a worker with a deadline (sandbox/regexWorker.ts): a catastrophic pattern ends with an
+ * error result, never a frozen harness.
  */
 import { tool, type ToolRuntime } from "langchain";
 import { z } from "zod";
@@ -17,6 +19,12 @@ import {
   permissionDenied,
 } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
+
+/** The pattern ran past its deadline in the regex worker (sandbox/regexWorker.ts): what the model can change. */
+const REGEX_TIMEOUT_HINT = (err: unknown) =>
+  `Regex search stopped: ${err instanceof Error ? err.message : String(err)}. ` +
+  "The pattern likely backtracks catastrophically (nested quantifiers such as (a+)+ or (.*)*x). " +
+  "Simplify it, set literal=true for a plain string, or narrow path or glob.";
 
 const schema = z.object({
   description: z
@@ -59,6 +67,10 @@ export function createGrepTool(deps: SandboxToolDeps) {
               return `Error: Path is not a directory: ${requested}`;
             case "invalid_regex":
               return `Error: Invalid regex pattern: ${err instanceof Error ? err.message : String(err)}`;
+            case "invalid_glob":
+              return `Error: Invalid glob filter: ${err instanceof Error ? err.message : String(err)}`;
+            case "regex_timeout":
+              return `Error: ${REGEX_TIMEOUT_HINT(err)}`;
             case "permission":
               return permissionDenied("Error: Permission denied", requested, err);
             default:

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpath
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { HarnessError } from "../../../../extension/harness/errors.js";
-import { ensureThreadDirs } from "../../../../extension/harness/threads/threadDirs.js";
+import { ensureThreadDirs } from "../../../../extension/harness/sandbox/trust/threadFolders.js";
 import { copyUploads } from "../../../../extension/harness/threads/uploads.js";
 import { HostFiles } from "../../../../extension/harness/sandbox/files.js";
 import { snapshotOutputs } from "../../../../extension/harness/runs/delivery.js";
