@@ -112,7 +112,10 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       }),
     );
   }
-  const prompt = buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode });
+  // A shell the policy denies is never bound for the model (the approval middleware), so the
+  // prompt does not offer it either.
+  const shellDenied = approval.policy.shell === "deny";
+  const prompt = buildSystemPrompt({ hasBash: !shellDenied && tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode });
   return buildAgentGraph({
     model: o.model,
     tools,
