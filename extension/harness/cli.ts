@@ -25,10 +25,12 @@ const USAGE = `Usage:
                    max_turns, default 200): at N the run ends "success" with stop_reason
                    "turn_capped", every tool call answered; a next run on the thread continues.
                    --max-tokens caps the run's tokens (input + output, subagents included; config
-                   key token_budget.max_tokens_per_run; 0 = none): at N the answer's tool calls
-                   are dropped and the run ends with stop_reason "token_capped".
+                   token_budget: enabled, max_tokens, max_input/output_tokens, thresholds; 0 =
+                   none): at the cap the answer's tool calls are dropped and the run ends with
+                   stop_reason "token_capped".
                    The end event's data.usage has input, output, total, cached and reasoning
-                   tokens and an estimated cost (null when the model's price is unknown).
+                   tokens, the same by model (by_model) and an estimated cost (null when a
+                   model's price is unknown).
                    --subagents gives the run the task tool (subagents general-purpose and bash,
                    and the config's subagents.custom_agents; config key subagents.enabled);
                    their events carry data.task_id.
@@ -91,6 +93,10 @@ const USAGE = `Usage:
                    approved (devcontainer.json, its Dockerfile/compose files, local features,
                    the scripts its initializeCommand names). approve prints what it approves,
                    including the commands that run on this machine, and records it.
+
+Configuration: DeerFlow's config.yaml in the data dir (or config.json, or the file DEERFLOW_CONFIG
+names), DeerFlow's keys; $NAME values come from the environment. Keys this port does not
+implement are listed once on stderr; a malformed file is a usage error (exit 2) naming its line.
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -143,13 +143,13 @@ export class Header {
 
 const formatTokens = (n: number): string => n.toLocaleString("en-US");
 
-/** "≈ $0.0053 (est.)"; "cost unknown" when the price table does not know the model. */
+/** "≈ $0.0053 (est.)" ("≈ 0.042 CNY (est.)" for a model priced in another currency); "cost unknown" when no price is known. */
 export function formatCost(u: UsageView): string {
   if (!u.cost) return "cost unknown";
   const a = u.cost.amount;
   // Two significant digits below a cent, never exponent notation ($5.0e-7).
   const text = a === 0 ? "0.00" : a < 0.01 ? a.toLocaleString("en-US", { minimumSignificantDigits: 2, maximumSignificantDigits: 2 }) : a.toFixed(2);
-  return `≈ $${text} (est.)`;
+  return u.cost.currency === "USD" ? `≈ $${text} (est.)` : `≈ ${text} ${u.cost.currency} (est.)`;
 }
 
 /** "1,234 in (400 cached) · 150 out (30 reasoning) · ≈ $0.0053 (est.)": details only where non-zero. */

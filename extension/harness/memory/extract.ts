@@ -100,7 +100,13 @@ const gateReason = (text: string, entry: { scope?: string; durability?: string; 
  * scope only (scope.ts): new facts and rewritten sections are the workspace's, and only its own
  * facts are removed or evicted. `at.source`: the thread the conversation came from.
  */
-export function applyUpdate(doc: MemoryDoc, update: MemoryUpdate, at: { source: string; workspace: string }, now = new Date()): AppliedUpdate {
+export function applyUpdate(
+  doc: MemoryDoc,
+  update: MemoryUpdate,
+  at: { source: string; workspace: string },
+  now = new Date(),
+  limits: { maxFacts: number; confidenceThreshold: number } = { maxFacts: MAX_FACTS, confidenceThreshold: FACT_CONFIDENCE_THRESHOLD },
+): AppliedUpdate {
   const stamp = now.toISOString();
   const next: MemoryDoc = structuredClone(doc);
   const change: MemoryChange = { added: 0, removed: 0, sections: [], dropped: [] };
@@ -127,7 +133,7 @@ export function applyUpdate(doc: MemoryDoc, update: MemoryUpdate, at: { source: 
   const known = new Set(next.facts.filter((f) => visibleIn(f, at.workspace)).map((f) => norm(f.content)));
   for (const f of update.newFacts) {
     const confidence = Math.min(1, Math.max(0, f.confidence));
-    if (confidence < FACT_CONFIDENCE_THRESHOLD || known.has(norm(f.content))) continue;
+    if (confidence < limits.confidenceThreshold || known.has(norm(f.content))) continue;
     const reason = gateReason(f.content, f) ?? (mentionsUpload(f.content) ? "about a file upload" : undefined);
     if (reason) {
       drop(f.content, reason);
@@ -148,13 +154,13 @@ export function applyUpdate(doc: MemoryDoc, update: MemoryUpdate, at: { source: 
   }
 
   const own = next.facts.filter((f) => ownedBy(f, at.workspace));
-  if (own.length > MAX_FACTS) {
+  if (own.length > limits.maxFacts) {
     // The least certain of this workspace's facts go first; among equals, the oldest.
     const evict = new Set<MemoryFact>(
       own
         .map((f, i) => ({ f, i }))
         .sort((a, b) => a.f.confidence - b.f.confidence || a.i - b.i)
-        .slice(0, own.length - MAX_FACTS)
+        .slice(0, own.length - limits.maxFacts)
         .map((x) => x.f),
     );
     next.facts = next.facts.filter((f) => !evict.has(f));

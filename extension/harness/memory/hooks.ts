@@ -29,6 +29,7 @@ export function memoryRunHooks(service: WorkspaceMemory, threadId: string, model
   const { modelId, ...queued } = model;
   return {
     injection: async () => {
+      if (!service.settings.injection_enabled) return ""; // DeerFlow's injection_enabled: extraction goes on
       // The estimate first: an empty memory, or one far below the budget, never loads a tokenizer
       // (o200k takes ~1.5 s and ~70 MB). Chars/4 under-counts by at most ~4× (a token is at
       // least about a character), so below a quarter of the budget every line fits either way.

@@ -290,7 +290,8 @@ export class MemoryService {
     if (update.malformed > 0) this.o.log.info(`memory: ${update.malformed} malformed entr${update.malformed === 1 ? "y" : "ies"} of the model's answer for thread ${entry.thread_id} left out; the rest is applied`);
     // Applied to the memory as it is now, with no await between read and write: an edit saved
     // (memory/set) while the model answered is kept.
-    const { doc, change } = applyUpdate(readMemory(this.o.dataDir), update, { source: entry.thread_id, workspace: entry.workspace });
+    const limits = { maxFacts: this.settings.max_facts, confidenceThreshold: this.settings.fact_confidence_threshold };
+    const { doc, change } = applyUpdate(readMemory(this.o.dataDir), update, { source: entry.thread_id, workspace: entry.workspace }, new Date(), limits);
     const stored = writeMemory(this.o.dataDir, doc);
     this.queue.advanceWatermark(entry);
     for (const d of change.dropped) this.o.log.warn(`memory: not stored (${d.reason}), from thread ${entry.thread_id}: ${JSON.stringify(d.text)}`);

@@ -84,7 +84,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           additional_kwargs: req.files && req.files.length > 0 ? { files: req.files } : {},
         });
   let result: TurnResult = { status: "success" };
-  const usage = new RunUsageCollector();
+  const usage = new RunUsageCollector(req.modelName);
   const deltas = new UpdateDeltas();
   // The `task` tool's subagents, seen through their `task_*` events (subagents/runTracker.ts).
   const subagents = new SubagentRunTracker();
