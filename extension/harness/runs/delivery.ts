@@ -70,9 +70,20 @@ export const DELIVERY_INCOMPLETE = "Artifact delivery incomplete: no produced ou
 export class DeliveryCollector {
   readonly #seen = new Set<string>();
   readonly #facts: Array<[string, string | undefined]> = [];
+  #toolsRan = false;
+
+  /**
+   * Whether the graph's tools node ran in this run. Only a tool writes into outputs/ on the
+   * agent's behalf, so a run without one has nothing to verify there (the worker skips the
+   * second walk of the folder).
+   */
+  get toolsRan(): boolean {
+    return this.#toolsRan;
+  }
 
   observe(event: { event: string; data: unknown }): void {
     if (event.event !== "updates" || !event.data || typeof event.data !== "object") return;
+    if (Object.hasOwn(event.data, "tools")) this.#toolsRan = true;
     for (const value of Object.values(event.data as Record<string, unknown>)) {
       // A node that ran several tools returns one update per Command.
       for (const update of Array.isArray(value) ? value : [value]) this.#record(update);

@@ -186,7 +186,9 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // or a timeout still gets its receipt, with this run's delivery facts.
     let receipt = receiptOf();
     if (result.status === "success") {
-      receipt = checkDelivery(before, await snapshotOutputs(ctx.dirs, controller.signal), delivery.facts());
+      // No tool ran: nothing of the agent's can have changed outputs/, so the walk is skipped.
+      const afterOutputs = delivery.toolsRan ? await snapshotOutputs(ctx.dirs, controller.signal) : before;
+      receipt = checkDelivery(before, afterOutputs, delivery.facts());
       const incomplete = deliveryError(receipt);
       if (incomplete) result = { status: "error", error: incomplete };
     }
