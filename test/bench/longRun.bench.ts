@@ -30,7 +30,11 @@ const bench: Bench = {
   async run() {
     const workspace = mkdtempSync(join(tmpdir(), "deerflow-bench-long-ws-"));
     mkdirSync(join(workspace, "src"));
-    for (let i = 0; i < 50; i++) writeFileSync(join(workspace, "src", `f${i}.ts`), `export const v${i} = ${i};\n// marker ${i}\n`.repeat(20));
+    for (let i = 0; i < 50; i++) {
+      writeFileSync(join(workspace, "src", `f${i}.ts`), `export const v${i} = ${i};\n// marker ${i}\n`.repeat(20));
+      mkdirSync(join(workspace, "src", `d${i}`));
+      writeFileSync(join(workspace, "src", `d${i}`, "index.ts"), `export * from "../f${i}.js";\n`);
+    }
     const store = openWorkspaceStore({ dataDir: mkdtempSync(join(tmpdir(), "deerflow-bench-long-data-")), workspaceFolder: workspace });
     const manager = openRunSystem(store);
     const bytes = store.db.prepare(
@@ -47,7 +51,7 @@ const bench: Bench = {
         case 0:
           return { name: "read_file", args: { description: `read ${n}`, path: `${WS}/src/f${i}.ts` } };
         case 1:
-          return { name: "ls", args: { description: `ls ${n}`, path: `${WS}/src` } };
+          return { name: "ls", args: { description: `ls ${n}`, path: `${WS}/src/d${i}` } };
         case 2:
           return { name: "grep", args: { description: `grep ${n}`, pattern: `marker ${i}$`, path: `${WS}/src` } };
         default:
@@ -56,9 +60,13 @@ const bench: Bench = {
     };
     const server = await startModelServer({
       script: (req: RecordedRequest): ScriptedReply => {
+        // The title model's request (no tools offered) is not one of the run's turns.
+        if (!req.body?.tools?.length) return { content: "Long run" };
         const row = bytes.get() as { checkpoints: number; journal: number };
         at.push({ t: performance.now(), ...row });
-        const n = (req.body?.messages ?? []).filter((m) => m.role === "tool").length;
+        // Turn n is the n-th lead request (counted here, not from the request's tool messages,
+        // which the context middlewares may shorten on a long thread).
+        const n = at.length - 1;
         return n < TURNS ? { content: `Step ${n}: looking at the next file.`, toolCalls: [call(n)] } : { content: "Done." };
       },
     });
@@ -71,6 +79,9 @@ const bench: Bench = {
       const { admission, context } = startRun(services, { threadId: "long", prompt: "Work through the files.", baseURL: server.url, model: "m" });
       const r = await executeRun(worker, admission, context);
       if (r.status !== "success") throw new Error(`the long run ended ${r.status}: ${r.error ?? ""}`);
+      // A guard that ended the run early (loop detection on repeated calls, a cap) would make the
+      // figures describe a short run: every turn must have been a model request.
+      if (at.length !== TURNS + 1) throw new Error(`the long run made ${at.length} model requests, not ${TURNS + 1}`);
       // Turn k: from request k to request k+1.
       const turns = at.slice(1).map((x, k) => ({ ms: x.t - at[k]!.t, checkpoints: x.checkpoints - at[k]!.checkpoints, journal: x.journal - at[k]!.journal }));
       const first = turns.slice(0, 50);

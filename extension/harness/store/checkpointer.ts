@@ -14,6 +14,7 @@
  * detected through `checkpoint_threads.epoch` and never corrupts the log (see put()).
  */
 import { randomUUID } from "node:crypto";
+import type { BaseMessage } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
@@ -48,8 +49,17 @@ import {
 } from "./skeletonCodec.js";
 import { prepareCheckpointStatements, type CheckpointRow, type CheckpointStatements, type WriteRow } from "./checkpointSql.js";
 
+/**
+ * A pending Send packet (LangGraph's `__pregel_tasks` channel and TASKS writes) whose args hold the
+ * message list: the messages by reference into the log, the rest of the args as a value.
+ * The agent graph sends each tool call to the tools node with the whole state, so storing the
+ * packet as plain JSON re-wrote the thread's entire history on every tool turn (O(n²) bytes and
+ * time over a long run).
+ */
+type SendRef = { n: string; m: SeqRange[]; t: string } & ({ h: string } | { j: string });
+
 /** How a channel value is referenced from its checkpoint row. */
-type ChannelRef = { m: SeqRange[] } | { h: string } | { j: string };
+type ChannelRef = { m: SeqRange[] } | { h: string } | { j: string } | { s: SendRef[] };
 
 /** Threads whose caches are kept; evicting one only costs a re-read. */
 const CACHED_THREADS = 16;
@@ -58,6 +68,8 @@ const INLINE_MAX = 96;
 /** Write-value types of our own, next to the serializer's "json" / "bytes". */
 const MSGS = "lg:msgs";
 const MSG = "lg:msg";
+/** A TASKS write of one Send packet with a message list (see SendRef): JSON `{n, m, t, j}`. */
+const SEND = "lg:send";
 
 const utf8 = new TextDecoder();
 
@@ -68,6 +80,23 @@ interface EncodedValue {
   ref?: ChannelRef;
   slots?: Slot[];
   insert?: { hash: string; type: string; bytes: Uint8Array };
+  sends?: EncodedSend[];
+}
+
+interface EncodedSend {
+  node: string;
+  slots: Slot[];
+  type: string;
+  rest: { j: string } | { h: string };
+  insert?: { hash: string; type: string; bytes: Uint8Array };
+}
+
+/** `{node, args}` with a message list in `args.messages` (a Send, or one revived from storage). */
+function isSendWithMessages(value: unknown): value is { node: string; args: { messages: BaseMessage[] } & Record<string, unknown> } {
+  if (!value || typeof value !== "object") return false;
+  const v = value as { node?: unknown; args?: unknown };
+  if (typeof v.node !== "string" || !v.args || typeof v.args !== "object" || Array.isArray(v.args)) return false;
+  return isMessageList((v.args as { messages?: unknown }).messages);
 }
 
 interface EncodedWrite {
@@ -76,6 +105,8 @@ interface EncodedWrite {
   type: string;
   bytes?: Uint8Array;
   slots?: Slot[];
+  /** A SEND write: the packet's node and its args without the messages, as JSON text. */
+  send?: { node: string; rest: string };
 }
 
 /** Everything one tuple needs from the database, read in one (consistent) read transaction. */
@@ -86,6 +117,8 @@ interface TupleRows {
   refs: Record<string, ChannelRef>;
   values: Map<string, { type: string; value: Buffer }>;
   messages: Map<string, LoadedRow[]>;
+  /** Per channel stored as Send packets: each packet's message rows and its stored rest. */
+  sends: Map<string, Array<{ node: string; rows: LoadedRow[]; type: string; rest: Buffer | string }>>;
   writes: WriteRow[];
   writeMessages: Map<WriteRow, LoadedRow[]>;
   parentSends: WriteRow[];
@@ -176,10 +209,27 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     // Same version and same object: LangGraph did not touch the channel since our last put.
     if (prev && prev.version === version && prev.value === value) return { key, version, value, ref: prev.ref as ChannelRef };
     if (isMessageList(value)) return { key, version, value, slots: await this.log.slots(cache, value, batch) };
+    if (channel === TASKS && Array.isArray(value) && value.length > 0 && value.every(isSendWithMessages)) {
+      const sends: EncodedSend[] = [];
+      for (const packet of value) {
+        const { messages, ...rest } = packet.args;
+        const slots = await this.log.slots(cache, messages, batch);
+        const [type, bytes] = await this.serde.dumpsTyped(rest);
+        const stored = this.valueRef(type, bytes);
+        sends.push({ node: packet.node, slots, type, rest: stored.ref, ...(stored.insert ? { insert: stored.insert } : {}) });
+      }
+      return { key, version, value, sends };
+    }
     const [type, bytes] = await this.serde.dumpsTyped(value);
-    if (type === "json" && bytes.byteLength <= INLINE_MAX) return { key, version, value, ref: { j: utf8.decode(bytes) } };
+    const stored = this.valueRef(type, bytes);
+    return { key, version, value, ref: stored.ref, ...(stored.insert ? { insert: stored.insert } : {}) };
+  }
+
+  /** A serialized value inlined when tiny JSON, otherwise content-addressed in the thread's values. */
+  private valueRef(type: string, bytes: Uint8Array): { ref: { j: string } | { h: string }; insert?: { hash: string; type: string; bytes: Uint8Array } } {
+    if (type === "json" && bytes.byteLength <= INLINE_MAX) return { ref: { j: utf8.decode(bytes) } };
     const hash = sha256(Buffer.concat([Buffer.from(`${type}\u0000`), bytes]));
-    return { key, version, value, ref: { h: hash }, insert: { hash, type, bytes } };
+    return { ref: { h: hash }, insert: { hash, type, bytes } };
   }
 
   async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata, _newVersions: ChannelVersions): Promise<RunnableConfig> {
@@ -215,6 +265,10 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
         const refs: Record<string, ChannelRef> = {};
         for (const [channel, e] of encoded) {
           if (e.slots) e.ref = { m: MessageLog.ranges(e.slots) };
+          if (e.sends) {
+            e.ref = { s: e.sends.map((p): SendRef => ({ n: p.node, m: MessageLog.ranges(p.slots), t: p.type, ...p.rest })) };
+            for (const p of e.sends) if (p.insert) this.sql.insertValue.run(threadId, p.insert.hash, p.insert.type, p.insert.bytes);
+          }
           if (e.insert) this.sql.insertValue.run(threadId, e.insert.hash, e.insert.type, e.insert.bytes);
           refs[channel] = e.ref!;
         }
@@ -258,13 +312,22 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
             const idx = WRITES_IDX_MAP[channel] ?? i;
             if (isMessageList(value)) return { channel, idx, type: MSGS, slots: await this.log.slots(cache, value, batch) };
             if (isLoggable(value)) return { channel, idx, type: MSG, slots: await this.log.slots(cache, [value], batch) };
+            if (channel === TASKS && isSendWithMessages(value)) {
+              const { messages, ...rest } = value.args;
+              const [type, bytes] = await this.serde.dumpsTyped(rest);
+              if (type === "json") return { channel, idx, type: SEND, slots: await this.log.slots(cache, messages, batch), send: { node: value.node, rest: utf8.decode(bytes) } };
+            }
             const [type, bytes] = await this.serde.dumpsTyped(value);
             return { channel, idx, type, bytes };
           }),
         ),
       (encoded) => {
         for (const w of encoded) {
-          const value = w.slots ? JSON.stringify(MessageLog.ranges(w.slots)) : w.bytes;
+          const value = w.send
+            ? JSON.stringify({ n: w.send.node, m: MessageLog.ranges(w.slots!), j: w.send.rest })
+            : w.slots
+              ? JSON.stringify(MessageLog.ranges(w.slots))
+              : w.bytes;
           stmt.run(threadId, ns, checkpointId, taskId, w.idx, w.channel, taskPath, w.type, value);
         }
       },
@@ -388,19 +451,28 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     const refs = JSON.parse(stored.refsJson) as Record<string, ChannelRef>;
     const values = new Map<string, { type: string; value: Buffer }>();
     const messages = new Map<string, LoadedRow[]>();
+    const sends: TupleRows["sends"] = new Map();
+    const valueRow = (hash: string) => {
+      const v = this.sql.selectValue.get(threadId, hash);
+      if (!v) throw new HarnessError("storage", `Checkpoint ${row.checkpoint_id} of thread ${threadId} references a missing value.`);
+      return v;
+    };
     for (const [channel, ref] of Object.entries(refs)) {
-      if ("m" in ref) messages.set(channel, this.log.readRows(threadId, ref.m, cache));
-      else if ("h" in ref) {
-        const v = this.sql.selectValue.get(threadId, ref.h);
-        if (!v) throw new HarnessError("storage", `Checkpoint ${row.checkpoint_id} of thread ${threadId} references a missing value.`);
-        values.set(channel, v);
-      }
+      if ("s" in ref) {
+        sends.set(
+          channel,
+          ref.s.map((p) => ({ node: p.n, rows: this.log.readRows(threadId, p.m, cache), type: p.t, rest: "j" in p ? p.j : valueRow(p.h).value })),
+        );
+      } else if ("m" in ref) messages.set(channel, this.log.readRows(threadId, ref.m, cache));
+      else if ("h" in ref) values.set(channel, valueRow(ref.h));
     }
     const readWriteMessages = (ws: WriteRow[]) => {
       const out = new Map<WriteRow, LoadedRow[]>();
       for (const w of ws) {
         if (w.type === MSGS || w.type === MSG) {
           out.set(w, this.log.readRows(threadId, JSON.parse(String(w.value)) as SeqRange[], cache));
+        } else if (w.type === SEND) {
+          out.set(w, this.log.readRows(threadId, (JSON.parse(String(w.value)) as { m: SeqRange[] }).m, cache));
         }
       }
       return out;
@@ -417,6 +489,7 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       refs,
       values,
       messages,
+      sends,
       writes,
       writeMessages: readWriteMessages(writes),
       parentSends,
@@ -428,6 +501,11 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
   private async decodeWrite(r: TupleRows, w: WriteRow, messages: Map<WriteRow, LoadedRow[]>): Promise<unknown> {
     if (w.type === MSGS) return this.log.revive(r.cache, messages.get(w)!);
     if (w.type === MSG) return (await this.log.revive(r.cache, messages.get(w)!))[0];
+    if (w.type === SEND) {
+      const stored = JSON.parse(String(w.value)) as { n: string; j: string };
+      const rest = (await this.serde.loadsTyped("json", stored.j)) as Record<string, unknown>;
+      return { node: stored.n, args: { ...rest, messages: await this.log.revive(r.cache, messages.get(w)!) } };
+    }
     if (w.type === "bytes" && w.value !== null) return new Uint8Array(Buffer.from(w.value));
     return this.serde.loadsTyped(w.type, w.value ?? "");
   }
@@ -438,7 +516,14 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     const checkpoint = (await this.serde.loadsTyped(r.skeleton.type, r.skeleton.bytes)) as Checkpoint;
     const channelValues: Record<string, unknown> = {};
     for (const [channel, ref] of Object.entries(r.refs)) {
-      if ("j" in ref) channelValues[channel] = await this.serde.loadsTyped("json", ref.j);
+      if ("s" in ref) {
+        channelValues[channel] = await Promise.all(
+          r.sends.get(channel)!.map(async (p) => {
+            const rest = (await this.serde.loadsTyped(p.type, p.rest)) as Record<string, unknown>;
+            return { node: p.node, args: { ...rest, messages: await this.log.revive(r.cache, p.rows) } };
+          }),
+        );
+      } else if ("j" in ref) channelValues[channel] = await this.serde.loadsTyped("json", ref.j);
       else if ("h" in ref) {
         const v = r.values.get(channel)!;
         // the driver returns a Buffer; the value that was put was a plain Uint8Array

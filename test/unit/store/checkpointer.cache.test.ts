@@ -6,7 +6,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AIMessage, BaseMessage, HumanMessage } from "@langchain/core/messages";
-import { JsonPlusSerializer, type Checkpoint } from "@langchain/langgraph-checkpoint";
+import { JsonPlusSerializer, TASKS, type Checkpoint } from "@langchain/langgraph-checkpoint";
 import { unpackCheckpointRow, type PackedRow } from "../../../extension/harness/store/skeletonCodec.js";
 import { dictionaryIn } from "./agentFixture.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
@@ -125,4 +125,39 @@ describe("LinearSqliteSaver internals", () => {
     assert.deepEqual(await texts(cb), ["other 1", "other 2", "other 3"]);
     assert.deepEqual((await b.getTuple(ca2))!.checkpoint.channel_values.big, big);
   });
+
+  it("a pending Send packet that carries the state (the tools node's input) stores its messages by reference, as checkpoint value and as write", async () => {
+    const serde = new CountingSerde();
+    const saver = new LinearSqliteSaver(open(), serde);
+    const messages: BaseMessage[] = [];
+    let config = { configurable: { thread_id: "sends" } } as Record<string, any>;
+    for (let i = 0; i < 80; i++) {
+      messages.push(i % 2 ? new AIMessage({ id: `s${i}`, content: `call ${i}`.repeat(20) }) : new HumanMessage({ id: `s${i}`, content: `result ${i}`.repeat(20) }));
+      const packet = { node: "tools", args: { messages: [...messages], lg_tool_call: { id: `c${i}`, name: "ls", args: { path: `/d${i}` } }, todos: ["a"] } };
+      config = await saver.put(config, checkpoint([...messages], { [TASKS]: [packet] }), meta, {});
+      await saver.putWrites(config, [[TASKS, packet]], `task${i}`);
+    }
+    assert.equal(serde.messages, 80, "each message serialized once, although 80 packets carried the whole list");
+    const db = dbs.at(-1)!;
+    const valueBytes = (db.prepare("SELECT COALESCE(SUM(LENGTH(value)), 0) b FROM checkpoint_values WHERE thread_id = 'sends'").get() as any).b as number;
+    const writeBytes = (db.prepare("SELECT COALESCE(SUM(LENGTH(value)), 0) b FROM checkpoint_writes WHERE thread_id = 'sends'").get() as any).b as number;
+    // Plain JSON of the packets would hold the history once per turn: ~80 × 40 × 200 B ≈ 640 kB.
+    assert.ok(valueBytes + writeBytes < 40_000, `stored ${valueBytes} + ${writeBytes} bytes for 80 packets`);
+
+    const saver2 = new LinearSqliteSaver(open());
+    const tuple = (await saver2.getTuple({ configurable: { thread_id: "sends" } }))!;
+    const [sent] = tuple.checkpoint.channel_values[TASKS] as Array<{ node: string; args: { messages: BaseMessage[]; lg_tool_call: { id: string }; todos: string[] } }>;
+    assert.equal(sent!.node, "tools");
+    assert.equal(sent!.args.messages.length, 80);
+    assert.ok(sent!.args.messages.every((m, i) => BaseMessage.isInstance(m) && m.id === `s${i}`));
+    assert.deepEqual(sent!.args.lg_tool_call, { id: "c79", name: "ls", args: { path: "/d79" } });
+    assert.deepEqual(sent!.args.todos, ["a"]);
+    const [write] = tuple.pendingWrites!;
+    assert.equal(write![1], TASKS);
+    const w = write![2] as typeof sent;
+    assert.equal(w!.node, "tools");
+    assert.equal(w!.args.messages.length, 80);
+    assert.equal(w!.args.lg_tool_call.id, "c79");
+  });
+
 });
