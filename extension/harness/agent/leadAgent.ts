@@ -28,6 +28,9 @@ import type { MemoryRunHooks } from "../memory/hooks.js";
 import type { SummarizationOptions } from "../middlewares/summarization.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { DEFAULT_MAX_TURNS } from "../config/harnessConfig.js";
+import type { RunSkills } from "../skills/service.js";
+import { skillIndexSection, skillSystemSection } from "../skills/prompt.js";
+import { describeSkillTool } from "../tools/describeSkill.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -64,6 +67,8 @@ export interface LeadAgentOptions {
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
   /** The run's turn budget (model calls) and DeerFlow's step ceiling; absent → DEFAULT_MAX_TURNS. */
   turns?: { maxTurns: number; maxRecursionLimit?: number };
+  /** The run's skills (issue 24): `/mnt/skills`, the prompt section, activation and tool policy; absent → none. */
+  skills?: RunSkills;
 }
 
 export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
@@ -80,11 +85,14 @@ export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: S
   ];
   // DeerFlow registers view_image only for vision models: others cannot use the bytes.
   if (o.supportsVision) tools.push(viewImageTool(o.dirs, o.blobs));
+  if (o.skills?.deferred) tools.push(describeSkillTool(o.skills.catalog));
   return tools;
 }
 
 export function buildLeadAgent(options: LeadAgentOptions) {
-  const o = { ...options, protectedWritesAllowed: options.protectedWritesAllowed ?? new Set<string>() };
+  // With skills, every tool, middleware and subagent of the run sees /mnt/skills (paths.ts).
+  const dirs = options.skills ? { ...options.dirs, skills: options.skills.mount } : options.dirs;
+  const o = { ...options, dirs, protectedWritesAllowed: options.protectedWritesAllowed ?? new Set<string>() };
   const tools = buildLeadTools(o);
   const bashEnabled = o.allowHostCommands || o.sandboxKind !== "local";
   const approval = {
@@ -109,7 +117,8 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       }),
     );
   }
-  const prompt = buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode });
+  const skillsSection = o.skills ? (o.skills.deferred ? skillIndexSection(o.skills.catalog) : skillSystemSection(o.skills.catalog)) : "";
+  const prompt = buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode, skills: skillsSection });
   return buildAgentGraph({
     model: o.model,
     tools,
@@ -130,6 +139,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       ...(o.maxTokensPerRun ? { tokenBudget: { maxTokens: o.maxTokensPerRun } } : {}),
       ...(o.summarization ? { summarization: o.summarization } : {}),
       ...(o.beforeSummarize ? { beforeSummarize: o.beforeSummarize } : {}),
+      ...(o.skills ? { skills: { catalog: o.skills.catalog, available: null } } : {}),
     }),
     checkpointer: o.checkpointer,
   });

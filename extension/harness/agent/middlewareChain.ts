@@ -40,8 +40,11 @@
  *                                           system prompt (request-only here; DeerFlow persists it);
  *                                           with memory on, the user's memory snapshotted at the
  *                                           thread's first run, injected the same way
- *   [15] SkillActivation          not yet — no skills subsystem
- *   [16] SkillToolPolicy          not yet — no skills subsystem
+ *   [15] SkillActivation          ported  — `/skill-name task`: the SKILL.md as DeerFlow's hidden activation
+ *                                           message, written once per run in before_agent (DeerFlow: first
+ *                                           model request only), journaled `skill_activated`
+ *   [16] SkillToolPolicy          ported  — an activated or loaded skill's allowed-tools restricts the
+ *                                           tools offered and run; a read of a SKILL.md records skill_context
  *   [17] DurableContext           ported  — once a summary exists: the summary, todos, artifacts,
  *                                           viewed images and the summarized subagent results as one
  *                                           hidden <durable_context_data> block (request-only)
@@ -109,6 +112,9 @@ import type { MemoryRunHooks } from "../memory/hooks.js";
 import { tokenBudgetMiddleware, type TokenBudgetOptions } from "../middlewares/tokenBudget.js";
 import { summarizationMiddleware, type SummarizationOptions } from "../middlewares/summarization.js";
 import { durableContextMiddleware } from "../middlewares/durableContext.js";
+import { skillActivationMiddleware } from "../middlewares/skillActivation.js";
+import { skillToolPolicyMiddleware } from "../middlewares/skillToolPolicy.js";
+import type { SkillCatalog } from "../skills/catalog.js";
 import type { BaseMessage } from "@langchain/core/messages";
 
 export interface ChainContext {
@@ -138,6 +144,8 @@ export interface ChainContext {
   summarization?: Omit<SummarizationOptions, "beforeSummarize">;
   /** Called with the messages about to be summarized, once their summary exists (DeerFlow's before_summarization hooks; errors are logged). */
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
+  /** The run's skills (issue 24): SkillActivation and SkillToolPolicy; absent → no skills. `available`: a subagent's `skills`, null = all. */
+  skills?: { catalog: SkillCatalog; available: ReadonlySet<string> | null };
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
@@ -168,6 +176,8 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(ctx.memory ? { memory: ctx.memory } : {}), // [14]
+    ctx.skills && skillActivationMiddleware(ctx.skills), // [15]
+    ctx.skills && skillToolPolicyMiddleware(ctx.skills), // [16]
     ctx.summarization && durableContextMiddleware(), // [17]
     summarization && summarizationMiddleware(summarization), // [18]
     ctx.planMode && todoMiddleware(), // [19]

@@ -16,6 +16,7 @@ import { configureLlmCircuit, llmCircuitStateFile } from "../middlewares/llmCirc
 import { SubagentsConfigZ, SUBAGENTS_DEFAULTS } from "../subagents/config.js";
 import { MemoryConfigZ, MEMORY_DEFAULTS } from "../memory/config.js";
 import { SummarizationConfigZ } from "../middlewares/summarization.js";
+import { SkillsConfigZ } from "../skills/config.js";
 
 export const ModelConfigZ = z.object({
   /** The name users pick (`--model NAME`, the model picker). */
@@ -109,6 +110,8 @@ export const HarnessConfigZ = z.object({
    * lowered with it so the turn cap still ends the run first.
    */
   max_recursion_limit: z.number().int().min(1).optional(),
+  /** DeerFlow `skills.*` (issue 24): `path` (a DeerFlow skills root), `deferred_discovery` (skills/config.ts). */
+  skills: SkillsConfigZ.optional(),
   /** DeerFlow `token_budget.*` (issue 15): tokens (input + output) one run may use; 0 = no budget (middlewares/tokenBudget.ts). */
   token_budget: z
     .object({ max_tokens_per_run: z.number().int().min(0).default(0) })

@@ -22,6 +22,7 @@ import { changeBefore, listRunChanges, revertRunChanges } from "./changes.js";
 import type { Workspaces } from "./workspaces.js";
 import { compactThreadRpc } from "./compact.js";
 import type { ServerMemory } from "./memory.js";
+import { listSkills, setSkillEnabled } from "./skills.js";
 
 export interface HarnessServices {
   session: Session;
@@ -117,6 +118,8 @@ export function handlers(s: HarnessServices): Handlers {
     "memory/get": () => s.memory.get(),
     "memory/set": (p) => s.memory.set(p),
     "memory/clear": () => s.memory.clear(),
+    "skills/list": (p) => listSkills(workspaces, session, s.log, p),
+    "skills/setEnabled": (p) => setSkillEnabled(workspaces, session, s.log, p),
   };
 }
 

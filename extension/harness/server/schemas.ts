@@ -123,4 +123,7 @@ export const paramsSchemas: Schemas = {
   // The document itself is validated by the memory module (memory_invalid with the field at fault).
   "memory/set": z.object({ memory: z.unknown() }).strict(),
   "memory/clear": z.object({}).strict(),
+  "skills/list": z.object({ workspaceFolder }),
+  // A name as front matter may have it (the catalogue refuses one it does not know).
+  "skills/setEnabled": z.object({ workspaceFolder, name: z.string().min(1).max(200), enabled: z.boolean() }),
 };

@@ -19,11 +19,15 @@
  * not code that runs on the host); compose files are named by their absolute workspace paths,
  * because compose resolves their own relative paths against where they are: they are in the
  * fingerprint and re-read right before `up`, which is the narrowest window we can give them.
+ *
+ * The copy also mounts the workspace's skills view read-only at /mnt/skills (skillsMount.ts):
+ * DeerFlow's own addition, not part of what the user approves.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { ConfigApprovals } from "./approvals.js";
 import type { ConfigSnapshot } from "./configSnapshot.js";
+import { skillsMountArg, skillsViewFor } from "./skillsMount.js";
 
 export interface ApprovedCopy {
   /** The copied devcontainer.json, for `--config`. */
@@ -61,6 +65,7 @@ export function writeApprovedCopy(approvals: ConfigApprovals, snapshot: ConfigSn
   }
   const composeFiles = snapshot.files.filter((f) => f.role === "compose").map((f) => f.abs);
   if (composeFiles.length > 0) config.dockerComposeFile = composeFiles;
+  config.mounts = [...(Array.isArray(config.mounts) ? (config.mounts as unknown[]) : []), skillsMountArg(skillsViewFor(approvals.dir))];
 
   // Same relative place and name as in the workspace: the CLI accepts only (.)devcontainer.json.
   const configPath = copyOf(snapshot.files[0]!.rel);
