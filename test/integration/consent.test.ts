@@ -250,11 +250,15 @@ test("denied tools are not offered to the model; a call to one anyway is refused
   const offered = (r.requests[0]?.body?.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
   assert.ok(offered.includes("read_file") && offered.includes("ls"), offered.join(","));
   for (const denied of ["bash", "write_file", "str_replace"]) assert.ok(!offered.includes(denied), `${denied} is not offered: ${offered.join(",")}`);
+  // Nor does the system prompt offer the shell it does not bind.
+  const system = JSON.stringify(r.requests[0]?.body?.messages?.[0]?.content ?? "");
+  assert.doesNotMatch(system, /bash runs in|bash is disabled/);
   assert.match(toolResults(r.requests[1]).get("call_w") ?? "", /was not run: the approval policy denies write calls/);
   assert.equal(existsSync(join(d.workspace, "a.txt")), false);
   const open = await scriptedRun(server, sandboxDirs(), [{ content: "hi" }], "Hi.", ["--allow-host-commands"]);
   const all = (open.requests[0]?.body?.tools ?? []).map((t: { function: { name: string } }) => t.function.name);
   assert.ok(all.includes("bash") && all.includes("write_file"), all.join(","));
+  assert.match(JSON.stringify(open.requests[0]?.body?.messages?.[0]?.content ?? ""), /bash runs in \/mnt\/user-data\/workspace/);
 });
 
 test("a turn never waits on more calls than one decision carries: the excess gets an error result, the rest is decided in one go", async () => {

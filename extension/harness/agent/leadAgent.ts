@@ -28,6 +28,7 @@ import type { MemoryRunHooks } from "../memory/hooks.js";
 import type { SummarizationOptions } from "../middlewares/summarization.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { DEFAULT_MAX_TURNS } from "../config/harnessConfig.js";
+import type { ChainSettings } from "../config/sections.js";
 import type { RunSkills } from "../skills/service.js";
 import { skillIndexSection, skillSystemSection } from "../skills/prompt.js";
 import { describeSkillTool } from "../tools/describeSkill.js";
@@ -59,8 +60,10 @@ export interface LeadAgentOptions {
   subagents?: { settings: SubagentSettings; modelName: string; keyFor?: KeyFor };
   /** Long-term memory is on for this run (issue 15): injection at the thread's first run, extraction after each. */
   memory?: MemoryRunHooks;
-  /** Tokens this run may use (issue 15; middlewares/tokenBudget.ts); absent or 0 → no budget. */
+  /** Tokens this run may use (issue 15; middlewares/tokenBudget.ts); absent or 0 → no budget. `chainSettings.tokenBudget` wins. */
   maxTokensPerRun?: number;
+  /** DeerFlow's middleware sections of the config (config/sections.ts), for the lead's chain and its subagents'; absent → DeerFlow's defaults. */
+  chainSettings?: ChainSettings;
   /** Summarization and DurableContext (issue 15): settings and summary models (runs/compaction.ts). */
   summarization?: Omit<SummarizationOptions, "beforeSummarize">;
   /** Called with the messages about to be summarized, once their summary exists (e.g. a memory flush). */
@@ -112,13 +115,16 @@ export function buildLeadAgent(options: LeadAgentOptions) {
         parentTools,
         bashAllowed: bashEnabled,
         settings: o.subagents.settings,
-        chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval },
+        chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval, ...(o.chainSettings ? { settings: o.chainSettings } : {}) },
         threadId: o.dirs.threadId,
       }),
     );
   }
+  // A shell the policy denies is never bound for the model (the approval middleware), so the
+  // prompt does not offer it either.
+  const shellDenied = approval.policy.shell === "deny";
   const skillsSection = o.skills ? (o.skills.deferred ? skillIndexSection(o.skills.catalog) : skillSystemSection(o.skills.catalog)) : "";
-  const prompt = buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode, skills: skillsSection });
+  const prompt = buildSystemPrompt({ hasBash: !shellDenied && tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode, skills: skillsSection });
   return buildAgentGraph({
     model: o.model,
     tools,
@@ -139,6 +145,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       ...(o.maxTokensPerRun ? { tokenBudget: { maxTokens: o.maxTokensPerRun } } : {}),
       ...(o.summarization ? { summarization: o.summarization } : {}),
       ...(o.beforeSummarize ? { beforeSummarize: o.beforeSummarize } : {}),
+      ...(o.chainSettings ? { settings: o.chainSettings } : {}),
       ...(o.skills ? { skills: { catalog: o.skills.catalog, available: null } } : {}),
     }),
     checkpointer: o.checkpointer,

@@ -83,13 +83,14 @@ interface StreamedRunRequest {
 
 export async function runCommand(argv: string[]): Promise<number> {
   const v = parse(argv, options, "run");
-  const prompt = requireString(v.prompt, "--prompt TEXT", "run");
-  if (prompt.trim() === "") throw new UsageError("deerflow run: --prompt is empty");
-  const threadId = v.thread ?? randomUUID();
   const uploads = (v.upload ?? []).map((f) => {
     if (!existsSync(f) || !statSync(f).isFile()) throw new UsageError(`deerflow run: --upload ${f} is not a file`);
     return f;
   });
+  // A message may be files alone (DeerFlow's upload-only turn): --prompt is then optional.
+  const prompt = uploads.length > 0 && v.prompt === undefined ? "" : requireString(v.prompt, "--prompt TEXT", "run");
+  if (prompt.trim() === "" && uploads.length === 0) throw new UsageError("deerflow run: --prompt is empty");
+  const threadId = v.thread ?? randomUUID();
   const multitask = v.multitask ?? "reject";
   if (multitask !== "reject" && multitask !== "interrupt") throw new UsageError("deerflow run: --multitask takes reject or interrupt");
   return streamedRun(v, { command: "run", threadId, createThread: true, prompt, uploads, multitask });
@@ -191,7 +192,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   if (!req.approvals) checkModel(config, command, v.model, v["base-url"]);
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
   // Long-term memory (issue 15): queued after the run, extracted before this process exits.
-  const memory = openRunMemory(config, dataDir, v["no-memory"]);
+  const memory = openRunMemory(config, dataDir, v["no-memory"], store.workspaceFolder);
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
   let shutdownSandbox: (() => Promise<void>) | undefined;

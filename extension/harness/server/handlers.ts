@@ -118,6 +118,7 @@ export function handlers(s: HarnessServices): Handlers {
     "memory/get": () => s.memory.get(),
     "memory/set": (p) => s.memory.set(p),
     "memory/clear": () => s.memory.clear(),
+    "memory/promote": (p) => s.memory.promote(p),
     "skills/list": (p) => listSkills(workspaces, session, s.log, p),
     "skills/setEnabled": (p) => setSkillEnabled(workspaces, session, s.log, p),
   };

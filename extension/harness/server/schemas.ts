@@ -8,6 +8,7 @@ import { z } from "zod";
 import type { HostRequest, RequestParams } from "../../protocol/rpc.js";
 import { THREAD_ID_PATTERN } from "../threads/threadDirs.js";
 import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
+import { SECTION_NAMES } from "../memory/scope.js";
 
 const absolutePath = z.string().min(1).refine(isAbsolute, { message: "must be an absolute path" });
 const workspaceFolder = absolutePath;
@@ -70,16 +71,19 @@ export const paramsSchemas: Schemas = {
   "threads/delete": z.object({ workspaceFolder, threadId }),
   "threads/state": z.object({ workspaceFolder, threadId }),
   "threads/compact": z.object({ workspaceFolder, threadId, model: z.string().min(1).optional() }),
-  "runs/start": z.object({
-    workspaceFolder,
-    threadId,
-    prompt: z.string().refine((p) => p.trim() !== "", { message: "a run needs a non-empty prompt" }),
-    files: z.array(absolutePath).max(100).optional(),
-    model: z.string().min(1).optional(),
-    planMode: z.boolean().optional(),
-    idempotencyKey: z.string().min(1).max(200).optional(),
-    multitask: z.enum(["reject", "interrupt"]).optional(),
-  }),
+  "runs/start": z
+    .object({
+      workspaceFolder,
+      threadId,
+      prompt: z.string(),
+      files: z.array(absolutePath).max(100).optional(),
+      model: z.string().min(1).optional(),
+      planMode: z.boolean().optional(),
+      idempotencyKey: z.string().min(1).max(200).optional(),
+      multitask: z.enum(["reject", "interrupt"]).optional(),
+    })
+    // Files alone are a message (DeerFlow's upload-only turn).
+    .refine((p) => p.prompt.trim() !== "" || (p.files ?? []).length > 0, { message: "a run needs a non-empty prompt or files", path: ["prompt"] }),
   "runs/decide": z.object({
     workspaceFolder,
     threadId,
@@ -123,7 +127,11 @@ export const paramsSchemas: Schemas = {
   // The document itself is validated by the memory module (memory_invalid with the field at fault).
   "memory/set": z.object({ memory: z.unknown() }).strict(),
   "memory/clear": z.object({}).strict(),
-  "skills/list": z.object({ workspaceFolder }),
+  "memory/promote": z.union([
+    z.object({ factId: z.string().min(1).max(200) }).strict(),
+    z.object({ workspace: absolutePath, section: z.enum(SECTION_NAMES) }).strict(),
+  ]),
+  "skills/list": z.object({ workspaceFolder }).strict(),
   // A name as front matter may have it (the catalogue refuses one it does not know).
-  "skills/setEnabled": z.object({ workspaceFolder, name: z.string().min(1).max(200), enabled: z.boolean() }),
+  "skills/setEnabled": z.object({ workspaceFolder, name: z.string().min(1).max(200), enabled: z.boolean() }).strict(),
 };
