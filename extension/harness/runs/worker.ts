@@ -93,7 +93,9 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     // The run's skills, once: prompt, view, activation and policy agree for the whole run.
     const skills = await runSkills(s.skills, controller.signal);
     // What the file tools write is recorded with its before-content, for review and revert.
-    tracker = manager.changes ? new TrackedFiles(new HostFiles(ctx.dirs), { store: manager.changes, dirs: ctx.dirs, runId: run.run_id }) : undefined;
+    // The tracker's own file operations map paths too: with skills, /mnt/skills reads go to the view.
+    const fileDirs = skills ? { ...ctx.dirs, skills: skills.mount } : ctx.dirs;
+    tracker = manager.changes ? new TrackedFiles(new HostFiles(fileDirs), { store: manager.changes, dirs: fileDirs, runId: run.run_id }) : undefined;
     const memory = s.memory
       ? memoryRunHooks(
           s.memory.service,
