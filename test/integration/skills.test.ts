@@ -12,6 +12,7 @@ import { dirname, join, resolve } from "node:path";
 import type { RecordedRequest } from "../fixtures/modelServer.js";
 import { textOf } from "../fixtures/requests.js";
 import { runCli, sandboxDirs, scriptedRun, tempDir, useModelServer, type Dirs } from "./helpers/cli.js";
+import { settings, startHarness } from "./helpers/server.js";
 
 const server = useModelServer();
 const FIXTURES = resolve("test/fixtures/skills/anthropics");
@@ -178,4 +179,33 @@ test("/secret-plans and /missing: DeerFlow's answers, no model call", async () =
   assert.equal(missing.requests.length, 0);
   const missingAnswer = await runCli(["state", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--thread", missing.threadId], env);
   assert.equal((JSON.parse(missingAnswer.stdout).messages as Array<{ content: string }>).at(-1)!.content, "Skill `/missing` is not installed.");
+});
+
+test("harness RPC: skills/list and skills/setEnabled (the panel's), a run sees the change; an untrusted workspace has no project skills", async () => {
+  const dataDir = tempDir("data-rpc");
+  const h = startHarness(env);
+  try {
+    await h.request("harness/initialize", { dataDir, settings: settings(server.url) });
+    const listed = await h.request("skills/list", { workspaceFolder: dirs.workspace });
+    assert.deepEqual(listed.skills.filter((v) => v.status === "loaded").map((v) => [v.name, v.enabled]), [["brand-guidelines", true], ["internal-comms", true], ["restricted", true], ["secret-plans", true]]);
+    const off = await h.request("skills/setEnabled", { workspaceFolder: dirs.workspace, name: "brand-guidelines", enabled: false });
+    assert.equal(off.skills.find((v) => v.name === "brand-guidelines")!.enabled, false);
+
+    server.setScript([{ content: "ok" }]);
+    const first = server.requests.length;
+    const threadId = (await h.request("threads/create", { workspaceFolder: dirs.workspace })).thread_id;
+    const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: dirs.workspace, threadId, afterSeq: 0 });
+    const started = await h.request("runs/start", { workspaceFolder: dirs.workspace, threadId, prompt: "hello" });
+    await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === started.run_id);
+    const system = systemText(server.requests[first]);
+    assert.match(system, /\n {4}- brand-guidelines \(project\)\n<\/disabled_skills>/);
+    assert.ok(system.includes("<location>/mnt/skills/project/internal-comms/SKILL.md</location>"));
+
+    await h.request("harness/configure", { settings: settings(server.url, { workspace_trusted: false }) });
+    const untrusted = await h.request("skills/list", { workspaceFolder: dirs.workspace });
+    assert.deepEqual(untrusted.skills.filter((v) => v.scope === "project"), [], "Restricted Mode: no project skill is read");
+  } finally {
+    await h.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
 });
