@@ -3,7 +3,7 @@
  * place for the harness (SkillActivation) and the panel's composer (completion): a leading
  * `/name` activates that skill for the turn; the rest of the text is the task. The reserved names
  * are DeerFlow's channel commands, never skills. Both worlds are pinned to the same contract
- * fixture as DeerFlow's two languages are (test/fixtures/slashSkillContract.json, a copy of
+ * fixture as DeerFlow's two languages are (test/fixtures/skills/deerflow/slash_skill_contract.json, a copy of
  * DeerFlow's contracts/slash_skill_contract.json). A module of values, like approvalLimits.ts:
  * the webview may import nothing outside extension/protocol. No imports.
  */

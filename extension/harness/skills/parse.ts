@@ -62,7 +62,7 @@ interface YamlRead {
 }
 
 function readYaml(text: string): YamlRead {
-  const doc = parseDocument(text, { version: "1.1", prettyErrors: false });
+  const doc = parseDocument(text, { version: "1.1", prettyErrors: true });
   const first = doc.errors[0];
   if (first) {
     // +1: 1-based; +1: the `---` fence the front matter regex removed (DeerFlow's file line).
