@@ -181,6 +181,35 @@ test("/secret-plans and /missing: DeerFlow's answers, no model call", async () =
   assert.equal((JSON.parse(missingAnswer.stdout).messages as Array<{ content: string }>).at(-1)!.content, "Skill `/missing` is not installed.");
 });
 
+test("config.yaml skills.path (DeerFlow's public/custom root) and deferred_discovery: <skill_index>, then describe_skill gives the location", async () => {
+  const dataDir = tempDir("data-deferred");
+  const deerflowRoot = tempDir("deerflow-skills");
+  try {
+    mkdirSync(join(deerflowRoot, "public", "deep-research"), { recursive: true });
+    writeFileSync(join(deerflowRoot, "public", "deep-research", "SKILL.md"), "---\nname: deep-research\ndescription: Research a topic in depth.\n---\n");
+    writeFileSync(join(dataDir, "config.yaml"), `skills:\n  path: ${deerflowRoot}\n  deferred_discovery: true\n`);
+    const r = await scriptedRun(
+      server,
+      { workspace: dirs.workspace, dataDir },
+      [{ toolCalls: [{ id: "c_d", name: "describe_skill", args: { name: "select:deep-research,internal-comms" } }] }, { content: "Found it." }],
+      "research something",
+      [],
+      env,
+    );
+    assert.equal(r.code, 0, r.stderr + r.stdout.slice(-2000));
+    const system = systemText(r.requests[0]);
+    assert.match(system, /<skill_index>\nbrand-guidelines, deep-research, internal-comms, restricted, secret-plans\n<\/skill_index>\n\nSkills are located at: \/mnt\/skills\n<\/skill_system>/);
+    assert.ok(!system.includes("<available_skills>"));
+    assert.ok(toolNames(r.requests[0]).includes("describe_skill"));
+    const described = toolResults(r.requests[1]).get("c_d")!;
+    assert.match(described, /## Skill: deep-research\n- Description: Research a topic in depth\. \[built-in\]\n- Allowed tools: \(all\)\n- Location: \/mnt\/skills\/public\/deep-research\/SKILL.md/);
+    assert.match(described, /## Skill: internal-comms\n/);
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+    rmSync(deerflowRoot, { recursive: true, force: true });
+  }
+});
+
 test("harness RPC: skills/list and skills/setEnabled (the panel's), a run sees the change; an untrusted workspace has no project skills", async () => {
   const dataDir = tempDir("data-rpc");
   const h = startHarness(env);
