@@ -57,7 +57,7 @@ after(() => {
   for (const d of [dirs.workspace, dirs.dataDir, env.HOME!]) rmSync(d, { recursive: true, force: true });
 });
 
-const run = (script: Parameters<typeof scriptedRun>[2], prompt: string) => scriptedRun(server, dirs, script, prompt, [], env);
+const run = (script: Parameters<typeof scriptedRun>[2], prompt: string, extra: string[] = []) => scriptedRun(server, dirs, script, prompt, extra, env);
 const systemText = (req: RecordedRequest | undefined): string => textOf(req?.body?.messages?.find((m) => m.role === "system"));
 const toolResults = (req: RecordedRequest | undefined): Map<string, string> =>
   new Map((req?.body?.messages ?? []).filter((m) => m.role === "tool").map((m) => [m.tool_call_id ?? "", textOf(m)]));
@@ -90,7 +90,7 @@ test("skills list: project skills from .agents/skills and .claude/skills, a disa
   assert.deepEqual(JSON.parse(readFileSync(join(dirs.dataDir, "extensions_config.json"), "utf8")), { skills: { "secret-plans": { enabled: false } } });
 });
 
-test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource read; writes, a disabled skill and a hostile link refused", async () => {
+test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource read without approval; writes, a disabled skill and a hostile link refused", async () => {
   const r = await run(
     [
       {
@@ -106,6 +106,8 @@ test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource 
       { content: "Done." },
     ],
     "write our FAQ",
+    // Reads of a skill's files never ask, even when the user's policy asks for every read.
+    ["--approval", "read=ask"],
   );
   assert.equal(r.code, 0, r.stderr + r.stdout.slice(-2000));
   assert.equal(r.end!.data.status, "success");
