@@ -155,6 +155,13 @@ test("/brand-guidelines make a slide: the hidden activation carries the SKILL.md
     { name: journaled?.data.name, path: journaled?.data.path, sha256: journaled?.data.sha256 },
     { name: "brand-guidelines", path: "/mnt/skills/project/brand-guidelines/SKILL.md", sha256: sha },
   );
+  // The thread's next run: the same system prompt bytes (a cacheable prefix), and no second activation.
+  const next = await run([{ content: "You are welcome." }], "thanks", ["--thread", r.threadId]);
+  assert.equal(next.code, 0, next.stderr);
+  assert.equal(systemText(next.requests[0]), systemText(r.requests[0]));
+  const activations = (next.requests[0]!.body!.messages ?? []).filter((m) => textOf(m).includes("<slash_skill_activation>"));
+  assert.equal(activations.length, 1, "the earlier turn's activation stays in the history, none is added");
+  assert.ok(!next.lines.some((l) => l.event === "custom" && l.data?.type === "skill_activated"));
 });
 
 test("/restricted: allowed-tools read_file leaves read_file offered and blocks a write_file with DeerFlow's error", async () => {
