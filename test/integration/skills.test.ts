@@ -90,7 +90,7 @@ test("skills list: project skills from .agents/skills and .claude/skills, a disa
   assert.deepEqual(JSON.parse(readFileSync(join(dirs.dataDir, "extensions_config.json"), "utf8")), { skills: { "secret-plans": { enabled: false } } });
 });
 
-test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource read without approval; writes, a disabled skill and a hostile link refused", async () => {
+test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource read without approval, host bash reads the same view; writes, a disabled skill and a hostile link refused", async () => {
   const r = await run(
     [
       {
@@ -101,13 +101,14 @@ test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource 
           read("c_off", "/mnt/skills/project/secret-plans/SKILL.md"),
           read("c_link", "/mnt/skills/project/restricted/leak.txt"),
           { id: "c_ls", name: "ls", args: { description: "ls", path: "/mnt/skills/project" } },
+          { id: "c_sh", name: "bash", args: { description: "sh", command: "head -n 1 /mnt/skills/project/internal-comms/examples/faq-answers.md; ls /mnt/skills/project" } },
         ],
       },
       { content: "Done." },
     ],
     "write our FAQ",
     // Reads of a skill's files never ask, even when the user's policy asks for every read.
-    ["--approval", "read=ask"],
+    ["--approval", "read=ask,shell=auto", "--allow-host-commands"],
   );
   assert.equal(r.code, 0, r.stderr + r.stdout.slice(-2000));
   assert.equal(r.end!.data.status, "success");
@@ -134,6 +135,9 @@ test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource 
   assert.ok(listing.includes("/mnt/skills/project/internal-comms") && listing.includes("/mnt/skills/project/brand-guidelines"), listing);
   assert.ok(!listing.includes("secret-plans") && !listing.includes("leak.txt"), listing);
   assert.ok(!listing.includes(dirs.dataDir) && !listing.includes(dirs.workspace), "no host path reaches the model");
+  // Host bash (allowed here) reads the same view: the path is mapped, the disabled skill absent.
+  const faqFirst = readFileSync(join(FIXTURES, "internal-comms", "examples", "faq-answers.md"), "utf8").split("\n")[0]!;
+  assert.deepEqual(results.get("c_sh")!.trim().split("\n"), [faqFirst, "brand-guidelines", "internal-comms", "restricted"], results.get("c_sh"));
   assert.equal(readFileSync(secretFile, "utf8"), "TOP-SECRET-HOST-FILE\n");
 });
 
