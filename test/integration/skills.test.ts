@@ -139,6 +139,10 @@ test("a run: <skill_system> with /mnt/skills locations; SKILL.md and a resource 
   const faqFirst = readFileSync(join(FIXTURES, "internal-comms", "examples", "faq-answers.md"), "utf8").split("\n")[0]!;
   assert.deepEqual(results.get("c_sh")!.trim().split("\n"), [faqFirst, "brand-guidelines", "internal-comms", "restricted"], results.get("c_sh"));
   assert.equal(readFileSync(secretFile, "utf8"), "TOP-SECRET-HOST-FILE\n");
+  // The read of a SKILL.md loaded it (DeerFlow's skill_context: a reference, never the body); a resource read did not.
+  const state = await runCli(["state", "--workspace", dirs.workspace, "--data-dir", dirs.dataDir, "--thread", r.threadId], env);
+  const loaded = (JSON.parse(state.stdout) as { skill_context: Array<{ name: string; path: string }> }).skill_context;
+  assert.deepEqual(loaded.map((e) => [e.name, e.path]), [["internal-comms", "/mnt/skills/project/internal-comms/SKILL.md"]]);
 });
 
 test("/brand-guidelines make a slide: the hidden activation carries the SKILL.md and its sha256, journaled; the run succeeds", async () => {
