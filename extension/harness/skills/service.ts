@@ -5,6 +5,7 @@
  * Nothing is cached between calls: a SKILL.md edited, a skill disabled from the panel or from
  * extensions_config.json, counts from the next run on (DeerFlow re-reads on every load).
  */
+import { existsSync } from "node:fs";
 import type { SkillsMount } from "../threads/threadDirs.js";
 import { buildCatalog, type SkillCatalog } from "./catalog.js";
 import { discoverSkills, skillRoots } from "./discover.js";
@@ -51,9 +52,14 @@ export interface RunSkills {
 export async function prepareRunSkills(ctx: SkillsContext, signal?: AbortSignal): Promise<RunSkills | undefined> {
   const catalog = await loadSkillCatalog(ctx, signal);
   const root = skillsViewRoot(ctx.dataDir, ctx.workspaceFolder);
+  // No skill: no view is made (most workspaces); one left from earlier skills is emptied, since a
+  // dev container may still mount it.
+  if (catalog.skills.length === 0) {
+    if (existsSync(root)) await syncSkillsView(root, [], signal);
+    return undefined;
+  }
   const notes = await syncSkillsView(root, catalog.skills, signal);
   for (const [name, list] of notes) for (const d of list) ctx.warn?.(`Skill "${name}": ${d.message}`);
-  if (catalog.skills.length === 0) return undefined;
   const disabled = new Map(catalog.skills.filter((s) => !s.enabled).map((s) => [s.virtualDir, s.meta.name]));
   return { catalog, mount: { root, disabled }, deferred: usesDeferredDiscovery(catalog, ctx.config?.deferred_discovery) };
 }
