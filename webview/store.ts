@@ -23,6 +23,7 @@ export const initialState: PanelState = {
   images: new Map(),
   notice: null,
   continued: null,
+  skills: [],
 };
 
 /** A thread view survives only while it is the shown thread; the host sends `state` on a switch. */
@@ -68,6 +69,8 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
       images.set(m.sha256, m.dataUrl);
       return { ...s, images };
     }
+    case "skills":
+      return { ...s, skills: m.skills };
     case "error":
       // A refused Continue (the host says why) offers the button again.
       return { ...s, notice: m.message, continued: null };

@@ -14,6 +14,7 @@ import { deleteCommand } from "./cli/delete.js";
 import { changesCommand, revertCommand } from "./cli/changes.js";
 import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
+import { skillsCommand } from "./cli/skills.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
@@ -87,6 +88,16 @@ const USAGE = `Usage:
                    clear empties it and drops queued updates; promote makes a fact (or a folder's
                    section, e.g. user.workContext) global.
                    run --no-memory (or config memory.enabled false): no injection, no extraction.
+  deerflow skills  list --workspace DIR [--data-dir DIR]
+  deerflow skills  enable|disable NAME --workspace DIR [--data-dir DIR]
+                   Agent Skills: every folder with a SKILL.md in the workspace's .deerflow/skills,
+                   .agents/skills, .github/skills, .claude/skills, then <data-dir>/skills,
+                   ~/.agents/skills, ~/.claude/skills and config skills.path (custom/, public/);
+                   the first of a name wins. list prints one JSON line each (name, scope, path,
+                   location, enabled, status loaded|broken|shadowed, diagnostics). A run offers
+                   the enabled ones at /mnt/skills/<scope>/<folder> (read-only); a prompt
+                   starting with /NAME activates that skill. enable/disable set DeerFlow's
+                   skills.NAME.enabled in <data-dir>/extensions_config.json.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
                    A folder's dev container is brought up only with a configuration you
@@ -122,6 +133,8 @@ async function main(argv: string[]): Promise<number> {
       return deleteCommand(rest);
     case "memory":
       return memoryCommand(rest);
+    case "skills":
+      return skillsCommand(rest);
     case "devcontainer":
       return devcontainerCommand(rest);
     case "changes":

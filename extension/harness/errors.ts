@@ -54,6 +54,8 @@ export type HarnessErrorCode =
   | "memory_not_found"
   /** Manual compaction (issue 15): every summary model failed (the configured one, then the run's); nothing was written. */
   | "summary_failed"
+  /** Skills (issue 24): no skill of that name in the workspace's skill roots. */
+  | "skill_not_found"
   /** Manual compaction: cancelled (deerflow cancel, runs/cancel) before its summary was written; nothing was written. */
   | "cancelled"
   /** Harness RPC: a request's params do not match the protocol (extension/protocol/rpc.ts). */

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import * as vscode from "vscode";
 import { HarnessClient } from "./harnessClient.js";
 import { DevContainerApprovals } from "./devcontainerApproval.js";
+import { PanelSkills } from "./panel/skills.js";
 import { PanelProvider, PANEL_VIEW_ID } from "./panel/provider.js";
 import { ThreadSession } from "./panel/threadSession.js";
 import { ApprovalWaits } from "./review/approvalWaits.js";
@@ -80,7 +81,7 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   const waits = own(new ApprovalWaits(harness));
   const docs = own(new ReviewDocuments());
   const review = new PanelReview({ harness, session, runs, waits, docs, log });
-  const panel = own(new PanelProvider(extension.extensionUri, session, log, review));
+  const panel = own(new PanelProvider(extension.extensionUri, session, log, review, new PanelSkills(harness, () => session.requireFolder())));
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
   const approvals = new DevContainerApprovals(harness, log);
   const commandErrors = own(new vscode.EventEmitter<CommandError>());

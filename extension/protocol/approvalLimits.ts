@@ -3,8 +3,9 @@
  * worlds that check them: the panel (the reason box), the host (the webview's `decide` message),
  * the harness (`runs/decide`, `deerflow approve`, and the approval middleware, which never lets
  * a paused turn exceed what a decision may carry, so no thread waits on a decision nobody can
- * send). The one module of extension/protocol with values, not only types: the webview may
- * import nothing else, and a type cannot carry a number at runtime. No imports, no logic.
+ * send). One of the two modules of extension/protocol with values, not only types (slashSkill.ts is
+ * the other): the webview may import nothing else, and a type cannot carry a number at runtime. No
+ * imports, no logic.
  */
 export const DECISION_LIMITS = {
   /** Calls one paused turn may wait on, so decisions one `decide` carries. */

@@ -93,6 +93,31 @@ export interface CompactResultView {
   model?: string;
 }
 
+/** One skill folder as `skills/list` and `deerflow skills list` show it (issue 24; harness skills/views.ts). */
+export interface SkillView {
+  /** The front matter's name; null for a folder that could not be loaded. */
+  name: string | null;
+  scope: "project" | "user" | "custom" | "public";
+  /** The SKILL.md on disk (host path), for "Open SKILL.md". */
+  path: string;
+  /** Where the model reads it (`/mnt/skills/<scope>/<folder>/SKILL.md`); null when it is not offered. */
+  location: string | null;
+  description: string | null;
+  enabled: boolean;
+  /** loaded: offered (when enabled); broken: the diagnostics say why not; shadowed: an earlier root has the name. */
+  status: "loaded" | "broken" | "shadowed";
+  /** allowed-tools as this harness reads it; null = not declared (no restriction). */
+  allowed_tools: string[] | null;
+  /** Offered for `/name` (front matter `user-invocable`). */
+  user_invocable: boolean;
+  /** In the model's catalogue (not `disable-model-invocation`). */
+  model_invocable: boolean;
+  argument_hint?: string;
+  /** The SKILL.md of the skill that keeps the name (status shadowed). */
+  shadowed_by?: string;
+  diagnostics: Array<{ level: "error" | "warning" | "info"; code: string; message: string }>;
+}
+
 /** A journaled event as delivered to subscribers: a RunEvent with its thread-global seq. */
 export type JournalEvent = RunEvent & { seq: number };
 
@@ -288,6 +313,17 @@ export interface HostToHarness {
     params: { factId: string; workspace?: never; section?: never } | { factId?: never; workspace: string; section: MemorySectionName };
     result: { memory: MemoryDocumentView; version: number };
   };
+  /**
+   * The workspace's skills (issue 24): every folder with a SKILL.md in the skill roots, loaded,
+   * broken or shadowed, with its diagnostics; project skills only when the workspace is trusted.
+   * `diagnostics`: about the roots and extensions_config.json, not one skill.
+   */
+  "skills/list": { params: { workspaceFolder: string }; result: { skills: SkillView[]; diagnostics: SkillView["diagnostics"] } };
+  /**
+   * Enable or disable a skill by name in the user's `<data-dir>/extensions_config.json`
+   * (`skills.<name>.enabled`, DeerFlow's key); from the next run on. Returns the list as skills/list.
+   */
+  "skills/setEnabled": { params: { workspaceFolder: string; name: string; enabled: boolean }; result: { skills: SkillView[]; diagnostics: SkillView["diagnostics"] } };
 }
 
 /** `sandbox/approval`: what the user approves (the CLI's `deerflow devcontainer status`, as data). */

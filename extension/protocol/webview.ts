@@ -12,6 +12,20 @@ export interface ModelChoice {
   supports_vision: boolean;
 }
 
+/**
+ * One skill as the panel's Skills section shows it (issue 24): no host path (the host keeps the
+ * SKILL.md behind "Open"), no diagnostics text (they may name host paths; `problems` counts them).
+ */
+export interface PanelSkill {
+  name: string;
+  scope: string;
+  description: string;
+  enabled: boolean;
+  /** `/name` is offered in the composer's completion. */
+  user_invocable: boolean;
+  problems: number;
+}
+
 /** Messages from the webview to the host. */
 export type WebviewToHost =
   /** The panel (re)loaded; `lastSeq` is what it had already rendered for `threadId` (from its saved state). */
@@ -35,6 +49,10 @@ export type WebviewToHost =
   | { type: "requestImage"; sha256: string }
   /** "Open Memory" on the panel's memory line. */
   | { type: "openMemory" }
+  /** The Skills section (issue 24): enable/disable (DeerFlow's extensions_config.json), open its SKILL.md, read the list again. */
+  | { type: "setSkillEnabled"; name: string; enabled: boolean }
+  | { type: "openSkill"; name: string }
+  | { type: "refreshSkills" }
   /** Approval cards and changed files (review.ts). */
   | ReviewToHost;
 
@@ -68,4 +86,6 @@ export type HostToWebview =
   | { type: "model"; model: string; planMode: boolean }
   | { type: "image"; sha256: string; dataUrl: string | null }
   | { type: "error"; message: string }
+  /** The workspace's loaded skills (on `ready`, after a change, on refresh). */
+  | { type: "skills"; skills: PanelSkill[] }
   | ReviewToWebview;

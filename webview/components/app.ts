@@ -13,11 +13,13 @@ import { h, iconButton, setText } from "./dom.js";
 import { Header } from "./header.js";
 import { MessageList } from "./messageList.js";
 import { ThreadPanels } from "./threadPanels.js";
+import { SkillsSection } from "./skillsSection.js";
 
 export class App {
   private readonly header: Header;
   private readonly list: MessageList;
   private readonly panels: ThreadPanels;
+  private readonly skills: SkillsSection;
   private readonly composer: Composer;
   private readonly continueBar: ContinueBar;
   private readonly noticeText = h("span", { class: "notice-text" });
@@ -31,6 +33,7 @@ export class App {
     this.header = new Header(post);
     this.list = new MessageList(schedule);
     this.panels = new ThreadPanels(post);
+    this.skills = new SkillsSection(post);
     this.composer = new Composer(post);
     this.continueBar = new ContinueBar(continueRun);
     this.notice = h("div", { id: "notice", testid: "notice", class: "notice", attrs: { role: "alert", hidden: true } },
@@ -41,6 +44,7 @@ export class App {
         this.notice,
         h("main", { class: "messages-wrap" }, this.list.root, this.list.jumpButton),
         this.panels.root,
+        this.skills.root,
         ...beforeComposer,
         this.continueBar.root,
         this.composer.root,
@@ -53,6 +57,7 @@ export class App {
     this.notice.hidden = s.notice === null;
     setText(this.noticeText, s.notice ?? "");
     this.panels.update(s);
+    this.skills.update(s);
     this.composer.update(s);
     this.continueBar.update(s);
     // The list last: the parts above and below may have changed size, and the list lays out (and

@@ -2,8 +2,11 @@
  * The message box. Enter sends, Shift+Enter is a newline (IME composition is left alone); Send is
  * disabled while a run is active, since the host rejects a second run on a thread. Attachments
  * are picked by the host (a native file dialog), listed here with a remove button each.
+ * A leading `/` offers the workspace's user-invocable skills (DeerFlow's `/skill-name` grammar,
+ * protocol/slashSkill.ts): Tab or a click completes the first or the clicked name.
  */
-import type { ModelChoice, WebviewToHost } from "../../extension/protocol/webview.js";
+import type { ModelChoice, PanelSkill, WebviewToHost } from "../../extension/protocol/webview.js";
+import { partialSlashName } from "../../extension/protocol/slashSkill.js";
 import type { PanelState } from "../store.js";
 import { isRunActive } from "../store.js";
 import { formatSize, h, icon, iconButton } from "./dom.js";
@@ -30,6 +33,8 @@ export class Composer {
   private models: readonly ModelChoice[] = [];
   private attachments: PanelState["attachments"] = [];
   private active = false;
+  private skills: readonly PanelSkill[] = [];
+  private readonly completions = h("ul", { id: "skill-completions", testid: "skill-completions", class: "skill-completions", attrs: { role: "listbox", "aria-label": "Skills", hidden: true } });
 
   constructor(private readonly post: (m: WebviewToHost) => void) {
     this.send = h("vscode-button", { id: "send", testid: "send", attrs: { "aria-label": "Send", title: "Send (Enter)" }, on: { click: () => this.submit() } }, icon("send"), h("span", { text: "Send" }));
@@ -39,7 +44,16 @@ export class Composer {
       attrs: { secondary: true, "icon-only": true, "aria-label": "Attach files", title: "Attach files…" },
       on: { click: () => this.post({ type: "attachFiles" }) },
     }, icon("attach"));
+    this.input.addEventListener("input", () => this.complete());
     this.input.addEventListener("keydown", (ev) => {
+      if (ev.key === "Tab" && !ev.shiftKey && !this.completions.hidden) {
+        const first = this.matches()[0];
+        if (first) {
+          ev.preventDefault();
+          this.choose(first.name);
+          return;
+        }
+      }
       if (ev.key === "Enter" && !ev.shiftKey && !ev.altKey && !ev.isComposing) {
         ev.preventDefault();
         this.submit();
@@ -51,9 +65,30 @@ export class Composer {
     this.plan.addEventListener("change", () => this.post({ type: "setPlanMode", enabled: this.plan.checked }));
     this.root = h("form", { id: "composer", class: "composer", attrs: { "aria-label": "Compose" }, on: { submit: (ev) => { ev.preventDefault(); this.submit(); } } },
       this.attachList,
+      this.completions,
       this.input,
       h("div", { class: "composer-row" }, attach, this.model, this.plan, h("span", { class: "spacer" }), this.send),
     );
+  }
+
+  /** Skills whose name starts with what follows a leading `/` (none once a space was typed). */
+  private matches(): PanelSkill[] {
+    const partial = partialSlashName(this.input.value);
+    return partial === undefined ? [] : this.skills.filter((x) => x.enabled && x.user_invocable && x.name.startsWith(partial));
+  }
+
+  private complete(): void {
+    const found = this.matches();
+    this.completions.hidden = found.length === 0;
+    this.completions.replaceChildren(...found.map((x) =>
+      h("li", { class: "skill-completion", testid: "skill-completion", attrs: { role: "option", "data-name": x.name, title: x.description }, on: { mousedown: (ev) => { ev.preventDefault(); this.choose(x.name); } } },
+        h("span", { class: "skill-name", text: `/${x.name}` }), h("span", { class: "muted", text: x.description }))));
+  }
+
+  private choose(name: string): void {
+    this.input.value = `/${name} `;
+    this.complete();
+    this.input.focus();
   }
 
   private submit(): void {
@@ -61,10 +96,15 @@ export class Composer {
     if (!text || this.active) return;
     this.post({ type: "send", text });
     this.input.value = "";
+    this.complete();
   }
 
   update(s: PanelState): void {
     this.active = isRunActive(s);
+    if (s.skills !== this.skills) {
+      this.skills = s.skills;
+      this.complete();
+    }
     this.send.toggleAttribute("disabled", this.active);
     this.send.title = this.active ? "A run is in progress" : "Send (Enter)";
     if (s.models !== this.models) {

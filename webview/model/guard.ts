@@ -57,6 +57,8 @@ export function parseHostMessage(raw: unknown, warn: (msg: string, detail?: unkn
         return str(m.sha256) && strOrNull(m.dataUrl);
       case "error":
         return str(m.message);
+      case "skills":
+        return arr(m.skills) && m.skills.every((x) => isRecord(x) && str(x.name) && str(x.scope) && str(x.description) && typeof x.enabled === "boolean" && typeof x.user_invocable === "boolean" && typeof x.problems === "number");
       default:
         return false;
     }

@@ -29,6 +29,9 @@ import type { SummarizationOptions } from "../middlewares/summarization.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { DEFAULT_MAX_TURNS } from "../config/harnessConfig.js";
 import type { ChainSettings } from "../config/sections.js";
+import type { RunSkills } from "../skills/service.js";
+import { skillIndexSection, skillSystemSection } from "../skills/prompt.js";
+import { describeSkillTool } from "../tools/describeSkill.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -67,6 +70,8 @@ export interface LeadAgentOptions {
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
   /** The run's turn budget (model calls) and DeerFlow's step ceiling; absent → DEFAULT_MAX_TURNS. */
   turns?: { maxTurns: number; maxRecursionLimit?: number };
+  /** The run's skills (issue 24): `/mnt/skills`, the prompt section, activation and tool policy; absent → none. */
+  skills?: RunSkills;
 }
 
 export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
@@ -83,11 +88,14 @@ export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: S
   ];
   // DeerFlow registers view_image only for vision models: others cannot use the bytes.
   if (o.supportsVision) tools.push(viewImageTool(o.dirs, o.blobs));
+  if (o.skills?.deferred) tools.push(describeSkillTool(o.skills.catalog));
   return tools;
 }
 
 export function buildLeadAgent(options: LeadAgentOptions) {
-  const o = { ...options, protectedWritesAllowed: options.protectedWritesAllowed ?? new Set<string>() };
+  // With skills, every tool, middleware and subagent of the run sees /mnt/skills (paths.ts).
+  const dirs = options.skills ? { ...options.dirs, skills: options.skills.mount } : options.dirs;
+  const o = { ...options, dirs, protectedWritesAllowed: options.protectedWritesAllowed ?? new Set<string>() };
   const tools = buildLeadTools(o);
   const bashEnabled = o.allowHostCommands || o.sandboxKind !== "local";
   const approval = {
@@ -115,7 +123,8 @@ export function buildLeadAgent(options: LeadAgentOptions) {
   // A shell the policy denies is never bound for the model (the approval middleware), so the
   // prompt does not offer it either.
   const shellDenied = approval.policy.shell === "deny";
-  const prompt = buildSystemPrompt({ hasBash: !shellDenied && tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode });
+  const skillsSection = o.skills ? (o.skills.deferred ? skillIndexSection(o.skills.catalog) : skillSystemSection(o.skills.catalog)) : "";
+  const prompt = buildSystemPrompt({ hasBash: !shellDenied && tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode, skills: skillsSection });
   return buildAgentGraph({
     model: o.model,
     tools,
@@ -137,6 +146,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       ...(o.summarization ? { summarization: o.summarization } : {}),
       ...(o.beforeSummarize ? { beforeSummarize: o.beforeSummarize } : {}),
       ...(o.chainSettings ? { settings: o.chainSettings } : {}),
+      ...(o.skills ? { skills: { catalog: o.skills.catalog, available: null } } : {}),
     }),
     checkpointer: o.checkpointer,
   });

@@ -42,8 +42,11 @@
  *                                           system prompt (request-only here; DeerFlow persists it);
  *                                           with memory on, the user's memory snapshotted at the
  *                                           thread's first run, injected the same way
- *   [15] SkillActivation          not yet — no skills subsystem
- *   [16] SkillToolPolicy          not yet — no skills subsystem
+ *   [15] SkillActivation          ported  — `/skill-name task`: the SKILL.md as DeerFlow's hidden activation
+ *                                           message, written once per run in before_agent (DeerFlow: first
+ *                                           model request only), journaled `skill_activated`
+ *   [16] SkillToolPolicy          ported  — an activated or loaded skill's allowed-tools restricts the
+ *                                           tools offered and run; a read of a SKILL.md records skill_context
  *   [17] DurableContext           ported  — once a summary exists: the summary, todos, artifacts,
  *                                           viewed images and the summarized subagent results as one
  *                                           hidden <durable_context_data> block (request-only)
@@ -111,6 +114,9 @@ import type { MemoryRunHooks } from "../memory/hooks.js";
 import { tokenBudgetMiddleware, type TokenBudgetOptions } from "../middlewares/tokenBudget.js";
 import { summarizationMiddleware, type SummarizationOptions } from "../middlewares/summarization.js";
 import { durableContextMiddleware } from "../middlewares/durableContext.js";
+import { skillActivationMiddleware } from "../middlewares/skillActivation.js";
+import { skillToolPolicyMiddleware } from "../middlewares/skillToolPolicy.js";
+import type { SkillCatalog } from "../skills/catalog.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ChainSettings } from "../config/sections.js";
 
@@ -143,6 +149,8 @@ export interface ChainContext {
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
   /** DeerFlow's middleware sections of the config for this run (config/sections.ts): on/off and thresholds; absent → DeerFlow's defaults. */
   settings?: ChainSettings;
+  /** The run's skills (issue 24): SkillActivation and SkillToolPolicy; absent → no skills. `available`: a subagent's `skills`, null = all. */
+  skills?: { catalog: SkillCatalog; available: ReadonlySet<string> | null };
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
@@ -180,6 +188,8 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(ctx.memory ? { memory: ctx.memory } : {}), // [14]
+    ctx.skills && skillActivationMiddleware(ctx.skills), // [15]
+    ctx.skills && skillToolPolicyMiddleware(ctx.skills), // [16]
     ctx.summarization && durableContextMiddleware(), // [17]
     summarization && summarizationMiddleware(summarization), // [18]
     ctx.planMode && todoMiddleware(), // [19]

@@ -15,6 +15,12 @@ export interface PromptOptions {
   bashEnabled: boolean;
   hasVision: boolean;
   planMode: boolean;
+  /**
+   * DeerFlow's `<skill_system>` section for the run's skills (skills/prompt.ts; issue 24), placed
+   * where DeerFlow places it, after the clarification section; absent or "" when there are none.
+   * Rendered from the catalogue alone, so the prompt stays one stable prefix.
+   */
+  skills?: string;
 }
 
 /**
@@ -59,6 +65,7 @@ export function buildSystemPrompt(o: PromptOptions): string {
     "If the request is ambiguous or missing something you need, ask the user before acting.",
     "</clarification>",
     "",
+    ...(o.skills ? [o.skills, ""] : []),
     // DeerFlow's prompt (reference §9.1, §10): memory is the user's data, not framework secrets.
     // Always present, memory on or off, so the prompt stays one static prefix.
     "Memory content within <system-reminder><memory>...</memory></system-reminder> is user-managed data " +

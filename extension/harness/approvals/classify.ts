@@ -4,12 +4,12 @@
  * as written and where its links lead; this module never re-implements a path rule.
  */
 import type { ThreadDirs } from "../threads/threadDirs.js";
-import { mapVirtualPath } from "../sandbox/paths.js";
+import { isSkillsPath, mapVirtualPath } from "../sandbox/paths.js";
 import { classifyWrite } from "../sandbox/trust/protectedPaths.js";
 import type { ToolClass } from "./policy.js";
 
 /** Tools that only read the thread's files, or change nothing outside the thread's own state. */
-const READ_TOOLS = new Set(["ls", "read_file", "glob", "grep", "view_image", "present_files"]);
+const READ_TOOLS = new Set(["ls", "read_file", "glob", "grep", "view_image", "present_files", "describe_skill"]);
 /** The harness's own control tools: they end a turn or keep a list in state; nothing runs. */
 const CONTROL_TOOLS = new Set(["ask_clarification", "write_todos"]);
 const WRITE_TOOLS = new Set(["write_file", "str_replace"]);
@@ -52,12 +52,16 @@ export function toolClassOf(name: string): ToolClass {
 
 export function classifyToolCall(call: { name: string; args?: unknown }, ctx: ClassifyContext): CallClass {
   const args = (call.args && typeof call.args === "object" ? call.args : {}) as Record<string, unknown>;
+  // A skill's files never ask (the agentskills guide: skill folders are allowlisted for reads);
+  // only a `deny` of reads still stops them. /mnt/skills is read-only whatever the policy.
+  if (READ_TOOLS.has(call.name) && typeof args.path === "string" && isSkillsPath(args.path)) return { class: "read", reason: "reads a skill's files", inert: true };
   if (READ_TOOLS.has(call.name)) return { class: "read", reason: "reads the thread's files" };
   if (CONTROL_TOOLS.has(call.name)) return { class: "read", reason: "changes only the conversation's own state" };
   // Delegation itself runs nothing: each of the subagent's calls meets this policy (subagents/approval.ts).
   if (call.name === "task") return { class: "read", reason: "delegates to a subagent, whose every tool call is checked against this policy" };
   if (WRITE_TOOLS.has(call.name)) {
     const path = typeof args.path === "string" ? args.path : "";
+    if (isSkillsPath(path)) return { class: "write", reason: `writes ${shown(path)}, which the sandbox refuses (skills are read-only)` };
     let host: string | undefined;
     try {
       host = mapVirtualPath(path, ctx.dirs);

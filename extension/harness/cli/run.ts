@@ -246,6 +246,8 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
           approval: { ...config.approval, ...approval },
           ...(memory ? { memory: memory.wiring } : {}),
+          // The CLI's workspace is the operator's own choice: its project skills load.
+          skills: { workspaceFolder: store.workspaceFolder, workspaceTrusted: true, dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => process.stderr.write(`deerflow: ${m}\n`) },
         },
         {
           threadId,

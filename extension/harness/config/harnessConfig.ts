@@ -28,6 +28,7 @@ import { SummarizationConfigZ } from "../middlewares/summarization.js";
 import { configFilePath, dotted, readConfigFile, shadowedConfigFiles } from "./configFile.js";
 import { fromDeerFlow, isObj, type Obj } from "./deerflowKeys.js";
 import { sectionFields } from "./sections.js";
+import { SkillsConfigZ } from "../skills/config.js";
 
 /** DeerFlow's per-model prices (per million tokens, one currency for every model). */
 export const PricingConfigZ = z.strictObject({
@@ -143,6 +144,8 @@ export const HarnessConfigZ = z.strictObject({
   max_recursion_limit: z.number().int().min(1).optional(),
   /** DeerFlow's token_budget, title, loop_detection, tool_output, read_before_write, safety_finish_reason, uploads, token_usage (./sections.ts). */
   ...sectionFields,
+  /** DeerFlow `skills.*` (issue 24): `path` (a DeerFlow skills root), `deferred_discovery` (skills/config.ts). */
+  skills: SkillsConfigZ.optional(),
 });
 export type HarnessConfig = z.infer<typeof HarnessConfigZ>;
 

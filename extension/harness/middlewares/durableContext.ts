@@ -14,7 +14,9 @@
  * `before_model`/`after_model`, because its summarization deletes the messages they came from. We
  * keep every message (middlewares/summarization.ts), so the ledger is DERIVED from the messages
  * on each request: the `task` calls and their results that fell into the summarized part. No
- * channel, no capture hook, nothing to keep in sync. Skill context is not ported (no skills).
+ * channel, no capture hook, nothing to keep in sync. Loaded skills are DeerFlow's `skill_context`
+ * channel (issue 24, recorded by SkillToolPolicy, which also reads it), rendered here as DeerFlow
+ * renders it: a reference to re-read, never the body.
  */
 import { createMiddleware } from "langchain";
 import { AIMessage, HumanMessage, SystemMessage, ToolMessage } from "@langchain/core/messages";
@@ -24,6 +26,7 @@ import { boundText, escapeSummaryText, summarizedIds, type SummaryUpto } from ".
 import type { Todo, ViewedImage } from "../state/reducers.js";
 import { StateSchema } from "@langchain/langgraph";
 import { threadStateFields } from "../state/threadState.js";
+import { renderSkillContext, type SkillContextEntry } from "../skills/context.js";
 
 /** DeerFlow `_AUTHORITY_CONTRACT`. */
 export const AUTHORITY_CONTRACT = [
@@ -46,6 +49,7 @@ export interface DurableState {
   todos?: Todo[] | null;
   artifacts?: string[] | null;
   viewed_images?: Record<string, ViewedImage> | null;
+  skill_context?: SkillContextEntry[] | null;
 }
 
 export interface DelegationEntry {
@@ -184,6 +188,8 @@ export function renderDurableContext(state: DurableState): string {
   const covered = summarizedIds(state.messages, state.summary_upto);
   const ledger = renderDelegationLedger(extractDelegations(state.messages.filter((m) => m.id !== undefined && covered.has(m.id))));
   if (ledger) parts.push(ledger);
+  const skills = renderSkillContext(state.skill_context);
+  if (skills) parts.push(skills);
   return `<durable_context_data>\n${parts.join("\n\n")}\n</durable_context_data>`;
 }
 
@@ -201,6 +207,7 @@ const durableState = new StateSchema({
   todos: threadStateFields.todos,
   artifacts: threadStateFields.artifacts,
   viewed_images: threadStateFields.viewed_images,
+  skill_context: threadStateFields.skill_context,
 });
 
 export function durableContextMiddleware() {

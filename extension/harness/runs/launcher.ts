@@ -38,6 +38,7 @@ import type { WorkerResult } from "./worker.js";
 import { endRun } from "./ending.js";
 import { resolvePolicy, type PolicyOverrides } from "../approvals/policy.js";
 import type { MemoryWiring } from "../memory/hooks.js";
+import type { SkillsContext } from "../skills/service.js";
 
 export interface LaunchSandbox {
   provider: SandboxProvider;
@@ -60,6 +61,8 @@ export interface LaunchServices {
   approval?: PolicyOverrides;
   /** Long-term memory (issue 15); absent → off for this run: no injection, no extraction. */
   memory?: MemoryWiring;
+  /** The workspace's skills (issue 24), snapshotted by the worker at the run's start; absent → none. */
+  skills?: SkillsContext;
 }
 
 export interface LaunchRequest extends Omit<StartRunRequest, "files"> {
@@ -146,6 +149,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
       sandboxKind: sandbox.kind,
       ...(s.bashTimeoutMs !== undefined ? { bashTimeoutMs: s.bashTimeoutMs } : {}),
       ...(s.memory ? { memory: s.memory } : {}),
+      ...(s.skills ? { skills: s.skills } : {}),
     },
     admission,
     context,

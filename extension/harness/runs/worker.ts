@@ -28,6 +28,7 @@ import { HostFiles } from "../sandbox/files.js";
 import { TrackedFiles } from "../changes/tracker.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
+import { prepareRunSkills, type RunSkills, type SkillsContext } from "../skills/service.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -40,6 +41,8 @@ export interface WorkerServices {
   bashTimeoutMs?: number;
   /** Long-term memory, when on for this run (issue 15): the entry point's per-user service. */
   memory?: MemoryWiring;
+  /** Where the workspace's skills are found (issue 24); absent → a run without skills. */
+  skills?: SkillsContext;
 }
 
 /** `errorCode`: the HarnessError code when the run was refused before it ran (sandbox preflight). */
@@ -87,8 +90,12 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     if (refusal) return endRefused(manager, run.run_id, ctx.threadId, refusal, receiptOf());
 
     const before = await snapshotOutputs(ctx.dirs, controller.signal);
+    // The run's skills, once: prompt, view, activation and policy agree for the whole run.
+    const skills = await runSkills(s.skills, controller.signal);
     // What the file tools write is recorded with its before-content, for review and revert.
-    tracker = manager.changes ? new TrackedFiles(new HostFiles(ctx.dirs), { store: manager.changes, dirs: ctx.dirs, runId: run.run_id }) : undefined;
+    // The tracker's own file operations map paths too: with skills, /mnt/skills reads go to the view.
+    const fileDirs = skills ? { ...ctx.dirs, skills: skills.mount } : ctx.dirs;
+    tracker = manager.changes ? new TrackedFiles(new HostFiles(fileDirs), { store: manager.changes, dirs: fileDirs, runId: run.run_id }) : undefined;
     const memory = s.memory
       ? memoryRunHooks(
           s.memory.service,
@@ -119,6 +126,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       approvalPolicy: ctx.approvalPolicy,
       // Its own key (by its api_key_env), never the run's: the title model may be another endpoint.
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, withKey(ctx.keyFor, ctx.titleModel)) } : {}),
+      ...(skills ? { skills } : {}),
     });
     let result: WorkerResult;
     try {
@@ -209,6 +217,18 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     if (heartbeat) clearInterval(heartbeat);
     if (timer) clearTimeout(timer);
     unregister();
+  }
+}
+
+/** Skills that cannot be read (a broken disk, a view that cannot be written) leave the run without them, said in the log. */
+async function runSkills(ctx: SkillsContext | undefined, signal: AbortSignal): Promise<RunSkills | undefined> {
+  if (!ctx) return undefined;
+  try {
+    return await prepareRunSkills(ctx, signal);
+  } catch (err) {
+    if (signal.aborted) throw err;
+    ctx.warn?.(`Skills are not available for this run: ${errorMessage(err)}`);
+    return undefined;
   }
 }
 

@@ -3,14 +3,18 @@
  *
  * Runs only for host (local) bash, which the user has explicitly allowed. It is a best-effort
  * guard that nudges the model towards virtual paths, not isolation from the host: the shell can
- * always build a path at runtime. Differences from DeerFlow: there are no skills, ACP, custom-mount
- * or MCP filesystem paths yet, and `/mnt/user-data` itself (or an unknown child of it) is refused,
- * because here the three thread dirs have no common parent to map it to.
+ * always build a path at runtime. Differences from DeerFlow: there are no ACP, custom-mount or MCP
+ * filesystem paths yet, and `/mnt/user-data` itself (or an unknown child of it) is refused,
+ * because here the three thread dirs have no common parent to map it to. `/mnt/skills` paths are
+ * allowed, as DeerFlow's `_is_skills_path` branch does (a skill's scripts run from there; the
+ * paths are rewritten to the run's skills view, paths.ts).
  */
 import { HarnessError } from "../errors.js";
 import {
   OUTPUTS_VIRTUAL_PATH,
   PATH_TRAVERSAL_MESSAGE,
+  SKILLS_VIRTUAL_PATH,
+  isSkillsPath,
   UPLOADS_VIRTUAL_PATH,
   VIRTUAL_PATH_PREFIX,
   WORKSPACE_VIRTUAL_PATH,
@@ -89,11 +93,11 @@ export function validateLocalBashCommandPaths(command: string): void {
 }
 
 function isVirtualPath(path: string): boolean {
-  return path === VIRTUAL_PATH_PREFIX || path.startsWith(`${VIRTUAL_PATH_PREFIX}/`);
+  return path === VIRTUAL_PATH_PREFIX || path.startsWith(`${VIRTUAL_PATH_PREFIX}/`) || isSkillsPath(path);
 }
 
 function isMappedVirtualPath(path: string): boolean {
-  return [WORKSPACE_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, OUTPUTS_VIRTUAL_PATH].some(
+  return [WORKSPACE_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, OUTPUTS_VIRTUAL_PATH, SKILLS_VIRTUAL_PATH].some(
     (root) => path === root || path.startsWith(`${root}/`),
   );
 }

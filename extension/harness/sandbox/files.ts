@@ -178,7 +178,7 @@ export class HostFiles implements SandboxFiles {
         if (target === undefined || !isWithin(target, rootReal)) return true;
         real = target;
       }
-      if (isAllowedRealPath(real, this.dirs)) result.push(hostToVirtual(real, this.dirs) + (entry.isDir ? "/" : ""));
+      if (isAllowedRealPath(real, this.dirs, "read")) result.push(hostToVirtual(real, this.dirs) + (entry.isDir ? "/" : ""));
       return true;
     };
     await walkTree(rootReal, visit, { maxDepth, signal, ignore: shouldIgnoreName });

@@ -12,6 +12,12 @@
  *   - a path reached through the workspace that lands in `.deerflow/` is refused unless it is this
  *     thread's own uploads/outputs (other threads' data must stay invisible).
  *
+ * A fourth root, read-only: `/mnt/skills` (DeerFlow's skills.container_path), when the run has
+ * skills (issue 24). Its host folder is the run's enabled-only view of the skills (skills/view.ts),
+ * outside the workspace, holding only regular files and folders: reads map there, a write under
+ * `/mnt/skills` is refused with DeerFlow's text (trust/toolPaths.ts), and a real path in the view
+ * is contained for reading only, so no link in the workspace can make it a write target.
+ *
  * This is the mapping and the containment check; the rest of the trust boundary (protected
  * paths, thread folders that cannot be redirected, opening files so that a link swapped in after
  * the check is caught, bounded walks) is `trust/`, which builds on it. Tools call `trust/`.
@@ -34,8 +40,20 @@ export const PATH_TRAVERSAL_MESSAGE = "Access denied: path traversal detected";
 export const ONLY_USER_DATA_MESSAGE = `Only paths under ${VIRTUAL_PATH_PREFIX}/ are allowed`;
 export const UNMAPPED_VIRTUAL_MESSAGE =
   `Only paths under ${WORKSPACE_VIRTUAL_PATH}, ${UPLOADS_VIRTUAL_PATH} or ${OUTPUTS_VIRTUAL_PATH} are allowed`;
+/** DeerFlow's `skills.container_path` default (`constants.py`): the read-only skills root (issue 24). */
+export const SKILLS_VIRTUAL_PATH = "/mnt/skills";
+/** DeerFlow's `validate_local_tool_path` refusal for any write under the skills root. */
+export const SKILLS_WRITE_MESSAGE = (path: string): string => `Write access to skills path is not allowed: ${path}`;
 
-type RootName = "workspace" | "uploads" | "outputs";
+/** `/mnt/skills` itself or a path below it (segment boundary). */
+export function isSkillsPath(path: string): boolean {
+  return path === SKILLS_VIRTUAL_PATH || path.startsWith(`${SKILLS_VIRTUAL_PATH}/`);
+}
+
+type RootName = "workspace" | "uploads" | "outputs" | "skills";
+
+/** What a real path is checked for: the skills root may be read, never written. */
+export type PathAccess = "read" | "write";
 
 interface Root {
   readonly name: RootName;
@@ -50,6 +68,7 @@ function rootsOf(dirs: ThreadDirs): Root[] {
     { name: "uploads", virtual: UPLOADS_VIRTUAL_PATH, host: dirs.uploads },
     { name: "outputs", virtual: OUTPUTS_VIRTUAL_PATH, host: dirs.outputs },
   ];
+  if (dirs.skills) roots.push({ name: "skills", virtual: SKILLS_VIRTUAL_PATH, host: dirs.skills.root });
   return roots.sort((a, b) => b.host.length - a.host.length);
 }
 
@@ -79,8 +98,9 @@ function caseFold(a: string, b: string): [string, string] {
 }
 
 /**
- * Lexical virtual → host mapping for one of the three roots (no validation, no symlinks).
- * Returns undefined for anything that is not `/mnt/user-data/{workspace,uploads,outputs}[/...]`.
+ * Lexical virtual → host mapping for one of the roots (no validation, no symlinks).
+ * Returns undefined for anything that is not `/mnt/user-data/{workspace,uploads,outputs}[/...]`
+ * (or `/mnt/skills[/...]` when the run has skills).
  * A trailing slash is kept, as DeerFlow's replace_virtual_path does.
  */
 export function virtualToHost(virtualPath: string, dirs: ThreadDirs): string | undefined {
@@ -110,7 +130,7 @@ export function resolveVirtualPath(virtualPath: string, dirs: ThreadDirs): strin
 /** The lexical half of resolveVirtualPath: traversal, "is it virtual at all", the mapping. */
 export function mapVirtualPath(virtualPath: string, dirs: ThreadDirs): string {
   rejectPathTraversal(virtualPath);
-  if (!virtualPath.startsWith(`${VIRTUAL_PATH_PREFIX}/`)) throw deny(ONLY_USER_DATA_MESSAGE);
+  if (!virtualPath.startsWith(`${VIRTUAL_PATH_PREFIX}/`) && !(dirs.skills && isSkillsPath(virtualPath))) throw deny(ONLY_USER_DATA_MESSAGE);
   const host = virtualToHost(virtualPath, dirs);
   if (host === undefined) throw deny(UNMAPPED_VIRTUAL_MESSAGE);
   return resolve(host);
@@ -119,18 +139,21 @@ export function mapVirtualPath(virtualPath: string, dirs: ThreadDirs): string {
 /**
  * The real half: symlinks resolved, then containment in the thread's roots. A caller that has
  * already resolved `hostPath` passes `real`, so that what it checked is what is contained and
- * returned (resolving twice would let a link swapped in between slip through).
+ * returned (resolving twice would let a link swapped in between slip through). `access` is
+ * "write" unless the caller only reads: the skills view is contained for reading only.
  */
-export function containedRealPath(hostPath: string, dirs: ThreadDirs, real = realPathAllowingMissing(hostPath)): string {
-  if (!isAllowedRealPath(real, dirs)) throw deny(PATH_TRAVERSAL_MESSAGE);
+export function containedRealPath(hostPath: string, dirs: ThreadDirs, real = realPathAllowingMissing(hostPath), access: PathAccess = "write"): string {
+  if (!isAllowedRealPath(real, dirs, access)) throw deny(PATH_TRAVERSAL_MESSAGE);
   return real;
 }
 
 /**
  * Where a real (symlink-free) host path may be: inside this thread's uploads or outputs, or inside
- * the workspace but not inside its `.deerflow/` (other threads' uploads and outputs live there).
+ * the workspace but not inside its `.deerflow/` (other threads' uploads and outputs live there);
+ * for reading, also inside the run's skills view.
  */
-export function isAllowedRealPath(real: string, dirs: ThreadDirs): boolean {
+export function isAllowedRealPath(real: string, dirs: ThreadDirs, access: PathAccess = "write"): boolean {
+  if (access === "read" && dirs.skills && isWithin(real, dirs.skills.root)) return true;
   if (isWithin(real, dirs.uploads) || isWithin(real, dirs.outputs)) return true;
   if (!isWithin(real, dirs.workspace)) return false;
   return !isWithin(real, join(dirs.workspace, THREAD_DATA_DIR_NAME));
@@ -189,7 +212,7 @@ export function isNodeError(err: unknown): err is NodeJS.ErrnoException {
  */
 const SEGMENT_BOUNDARY = String.raw`(?=/|$|[^\w./-])`;
 const PATH_TAIL = String.raw`(?:/[^\s"';&|<>()]*)?`;
-const VIRTUAL_ROOT_AT_START = new RegExp(String.raw`^/mnt/user-data/(?:workspace|uploads|outputs)(?=/|$|[^\w./-])`);
+const VIRTUAL_ROOT_AT_START = new RegExp(String.raw`^(?:/mnt/user-data/(?:workspace|uploads|outputs)|/mnt/skills)(?=/|$|[^\w./-])`);
 
 const maskCache = new Map<string, { pattern: RegExp; roots: Root[] }>();
 
@@ -198,7 +221,7 @@ function escapeRegExp(text: string): string {
 }
 
 function maskPatternFor(dirs: ThreadDirs): { pattern: RegExp; roots: Root[] } {
-  const key = `${dirs.workspace}\0${dirs.uploads}\0${dirs.outputs}`;
+  const key = `${dirs.workspace}\0${dirs.uploads}\0${dirs.outputs}\0${dirs.skills?.root ?? ""}`;
   let entry = maskCache.get(key);
   if (!entry) {
     const roots = rootsOf(dirs);
@@ -247,17 +270,18 @@ export function hostToVirtual(hostPath: string, dirs: ThreadDirs): string {
 // ---- virtual → host inside bash commands -------------------------------------------------------
 
 /**
- * Only genuine `/mnt/user-data` tokens: the lookahead keeps `/mnt/user-data-backup`,
- * `/mnt/user-data2`, `/mnt/user-data.bak` untouched (DeerFlow's replace_virtual_paths_in_command).
+ * Only genuine `/mnt/user-data` (and `/mnt/skills`) tokens: the lookahead keeps
+ * `/mnt/user-data-backup`, `/mnt/user-data2`, `/mnt/user-data.bak` untouched (DeerFlow's
+ * replace_virtual_paths_in_command).
  */
-const COMMAND_VIRTUAL_PATTERN = new RegExp(String.raw`/mnt/user-data(?=/|$|[^\w./-])(/[^\s"';&|<>()]*)?`, "g");
+const COMMAND_VIRTUAL_PATTERN = new RegExp(String.raw`/mnt/(?:user-data|skills)(?=/|$|[^\w./-])(/[^\s"';&|<>()]*)?`, "g");
 
 /**
  * Rewrite virtual paths in a command to host paths. Paths that have no host mapping (the bare
  * root) are left as they are; validateLocalBashCommandPaths refuses them before this runs.
  */
 export function replaceVirtualPathsInCommand(command: string, dirs: ThreadDirs): string {
-  if (!command.includes(VIRTUAL_PATH_PREFIX)) return command;
+  if (!command.includes(VIRTUAL_PATH_PREFIX) && !(dirs.skills && command.includes(SKILLS_VIRTUAL_PATH))) return command;
   return command.replace(COMMAND_VIRTUAL_PATTERN, (match) => {
     // The tail class admits `,` and `:` (`/mnt/user-data/uploads, done`): map the root that ends
     // at a segment boundary and keep the rest verbatim.

@@ -22,6 +22,7 @@ import { changeBefore, listRunChanges, revertRunChanges } from "./changes.js";
 import type { Workspaces } from "./workspaces.js";
 import { compactThreadRpc } from "./compact.js";
 import type { ServerMemory } from "./memory.js";
+import { listSkills, setSkillEnabled } from "./skills.js";
 
 export interface HarnessServices {
   session: Session;
@@ -118,6 +119,8 @@ export function handlers(s: HarnessServices): Handlers {
     "memory/set": (p) => s.memory.set(p),
     "memory/clear": () => s.memory.clear(),
     "memory/promote": (p) => s.memory.promote(p),
+    "skills/list": (p) => listSkills(workspaces, session, s.log, p),
+    "skills/setEnabled": (p) => setSkillEnabled(workspaces, session, s.log, p),
   };
 }
 

@@ -118,6 +118,8 @@ export class Runs {
         // The user's policy from user/machine settings (the host never sends workspace values).
         ...(this.session.settings.approval ? { approval: this.session.settings.approval } : {}),
         ...(memory ? { memory } : {}),
+        // Project skills only in a trusted workspace (VS Code's trust, as the host reports it).
+        skills: { workspaceFolder: ws.folder, workspaceTrusted: this.session.settings.workspace_trusted, dataDir: this.session.dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => this.log.warn(m) },
       },
       // Every model of the run (lead, title, summary, subagent types) gets the key held for its own api_key_env.
       { ...p, planMode: p.planMode ?? false, heldKey: (source) => this.session.apiKey(source) },

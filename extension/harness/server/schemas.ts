@@ -131,4 +131,7 @@ export const paramsSchemas: Schemas = {
     z.object({ factId: z.string().min(1).max(200) }).strict(),
     z.object({ workspace: absolutePath, section: z.enum(SECTION_NAMES) }).strict(),
   ]),
+  "skills/list": z.object({ workspaceFolder }).strict(),
+  // A name as front matter may have it (the catalogue refuses one it does not know).
+  "skills/setEnabled": z.object({ workspaceFolder, name: z.string().min(1).max(200), enabled: z.boolean() }).strict(),
 };

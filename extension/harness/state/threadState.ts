@@ -10,6 +10,7 @@ import { StateSchema, ReducedValue } from "@langchain/langgraph";
 import { z } from "zod";
 import { mergeArtifacts, mergeSandbox, mergeTodos, mergeViewedImages } from "./reducers.js";
 import type { SandboxState, Todo, ViewedImage } from "./reducers.js";
+import { mergeSkillContext, type SkillContextEntry } from "../skills/context.js";
 
 export const SandboxStateZ = z.object({ sandbox_id: z.string().nullable().optional() });
 export const ViewedImageZ = z.object({ mime_type: z.string(), size: z.number(), sha256: z.string() });
@@ -50,6 +51,8 @@ export const PendingApprovalsZ = z
   .optional();
 /** Rules; a thread from before issue 21 may still hold tool names, which are read as no rule. */
 export const AlwaysAllowZ = z.array(z.union([AlwaysAllowRuleZ, z.string()])).nullable().optional();
+/** A loaded skill's reference (skills/context.ts; DeerFlow's SkillEntry): never its body. */
+export const SkillContextEntryZ = z.object({ name: z.string(), path: z.string(), description: z.string(), loaded_at: z.number() });
 /** What `summary_text` covers (middlewares/summarizationPlan.ts SummaryUpto). */
 export const SummaryUptoZ = z.object({ message_id: z.string(), message_count: z.number(), kept_ids: z.array(z.string()) }).nullable().optional();
 
@@ -91,6 +94,15 @@ export const threadStateFields = {
     inputSchema: z.record(z.string(), ViewedImageZ).nullable().optional(),
     reducer: (a: Record<string, ViewedImage>, b: Record<string, ViewedImage> | null | undefined) => mergeViewedImages(a, b),
   }),
+  /**
+   * Skills the model loaded (issue 24, DeerFlow's `skill_context`): a read_file of a SKILL.md
+   * records it (middlewares/skillToolPolicy.ts); deduped by path, the last 8 kept. The tool
+   * policy's "loaded" skills, and what DurableContext keeps visible after a summary.
+   */
+  skill_context: new ReducedValue(z.array(SkillContextEntryZ).default(() => []), {
+    inputSchema: z.array(SkillContextEntryZ).nullable().optional(),
+    reducer: (a: SkillContextEntry[], b: SkillContextEntry[] | null | undefined) => mergeSkillContext(a, b),
+  }),
 };
 
 /** The business channels; the agent graph (agent/graph/build.ts) adds `messages` itself. */
@@ -108,6 +120,7 @@ export const THREAD_STATE_KEYS = [
   "approval_always_allow",
   "summary_text",
   "summary_upto",
+  "skill_context",
   "thread_data",
   "sandbox",
 ] as const;

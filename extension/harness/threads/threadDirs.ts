@@ -39,6 +39,19 @@ export interface ThreadDirs {
   readonly uploads: string;
   /** `/mnt/user-data/outputs` */
   readonly outputs: string;
+  /** `/mnt/skills`, read-only, when the run has skills (issue 24); absent → no such root. */
+  readonly skills?: SkillsMount;
+}
+
+/** The run's skills as the sandbox sees them (skills/view.ts builds the folder). */
+export interface SkillsMount {
+  /** The host folder `/mnt/skills` maps to: the enabled-only view, regular files and folders only. */
+  readonly root: string;
+  /**
+   * Disabled skills' virtual folders (`/mnt/skills/<scope>/<folder>`) → their names: a read
+   * under one is answered with DeerFlow's "is disabled" text (they are not in the view).
+   */
+  readonly disabled: ReadonlyMap<string, string>;
 }
 
 export function threadDirs(workspaceFolder: string, threadId: string): ThreadDirs {

@@ -31,6 +31,9 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("setPlanMode"), enabled: z.boolean() }),
   z.object({ type: z.literal("requestImage"), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
   z.object({ type: z.literal("openMemory") }),
+  z.object({ type: z.literal("setSkillEnabled"), name: z.string().min(1).max(200), enabled: z.boolean() }),
+  z.object({ type: z.literal("openSkill"), name: z.string().min(1).max(200) }),
+  z.object({ type: z.literal("refreshSkills") }),
   ...REVIEW_MESSAGE_SCHEMAS,
 ]);
 

@@ -6,12 +6,13 @@
  * No retainContextWhenHidden: a hidden view is dropped and replays from its last seq on `ready`.
  */
 import * as vscode from "vscode";
-import type { HostToWebview, WebviewToHost } from "../../protocol/webview.js";
+import type { HostToWebview, PanelSkill, WebviewToHost } from "../../protocol/webview.js";
 import { localResourceRoots, panelHtml } from "./html.js";
 import { parseWebviewMessage } from "./messages.js";
 import { existingHostPathOf } from "./paths.js";
 import type { ThreadSession } from "./threadSession.js";
 import type { PanelReview } from "../review/panelReview.js";
+import type { PanelSkills } from "./skills.js";
 
 export const PANEL_VIEW_ID = "deerflow.panel";
 
@@ -24,6 +25,8 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   /** The view's document said `ready` and was answered (threads, status, the shown thread). */
   readonly onDidBecomeReady = this.readyEmitter.event;
   private readonly failEmitter = new vscode.EventEmitter<string>();
+  /** The current view's poster (skills lists go straight to it). */
+  private post: (msg: HostToWebview) => void = () => undefined;
   /** A panel message's action failed (shown in the panel and logged); its message. */
   readonly onDidFail = this.failEmitter.event;
 
@@ -32,6 +35,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     private readonly session: ThreadSession,
     private readonly log: vscode.LogOutputChannel,
     private readonly review: PanelReview,
+    private readonly skills: PanelSkills,
   ) {}
 
   get visible(): boolean {
@@ -53,6 +57,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     const post = (msg: HostToWebview): void => {
       void view.webview.postMessage(msg).then(undefined, () => undefined);
     };
+    this.post = post;
     this.viewDisposables.push(
       view.webview.onDidReceiveMessage((raw: unknown) => {
         const parsed = parseWebviewMessage(raw);
@@ -104,7 +109,15 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
   private async dispatch(msg: WebviewToHost): Promise<void> {
     switch (msg.type) {
       case "ready":
-        return this.session.ready(msg.threadId, msg.lastSeq);
+        await this.session.ready(msg.threadId, msg.lastSeq);
+        // After the thread: a skills list that cannot be read is a panel error, not a lost thread.
+        return this.postSkills(this.skills.list());
+      case "refreshSkills":
+        return this.postSkills(this.skills.list());
+      case "setSkillEnabled":
+        return this.postSkills(this.skills.setEnabled(msg.name, msg.enabled));
+      case "openSkill":
+        return this.skills.open(msg.name);
       case "send":
         return this.session.send(msg.text);
       case "cancel":
@@ -152,6 +165,10 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       case "revertChanges":
         return this.review.handle(msg);
     }
+  }
+
+  private async postSkills(list: Promise<PanelSkill[]>): Promise<void> {
+    this.post({ type: "skills", skills: await list });
   }
 
   private async deleteThread(threadId: string): Promise<void> {

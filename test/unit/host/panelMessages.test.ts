@@ -17,6 +17,9 @@ test("well-formed panel messages parse", () => {
     { type: "requestImage", sha256: "a".repeat(64) },
     { type: "setPlanMode", enabled: true },
     { type: "continueRun" },
+    { type: "setSkillEnabled", name: "brand-guidelines", enabled: false },
+    { type: "openSkill", name: "brand-guidelines" },
+    { type: "refreshSkills" },
   ]) {
     assert.deepEqual(parseWebviewMessage(m), { ok: true, message: m });
   }
@@ -32,6 +35,8 @@ test("malformed or unknown panel messages are refused with a readable reason", (
     [{ type: "openArtifact", path: "/etc/passwd" }, /path/],
     [{ type: "requestImage", sha256: "../../x" }, /sha256/],
     [{ type: "removeAttachment", index: 1.5 }, /index/],
+    [{ type: "setSkillEnabled", name: "x" }, /enabled/],
+    [{ type: "openSkill", name: "" }, /name/],
   ] as const) {
     const r = parseWebviewMessage(m);
     assert.equal(r.ok, false, JSON.stringify(m));

@@ -49,3 +49,13 @@ test("delegations: in progress until a result with subagent_status arrives", () 
     ["t2", "failed", "boom"],
   ]);
 });
+
+test("loaded skills (skill_context) stay visible after a summary, as references to re-read (issue 24)", () => {
+  const block = renderDurableContext({
+    messages,
+    summary_text: "The user asked for an FAQ.",
+    skill_context: [{ name: "internal-comms", path: "/mnt/skills/project/internal-comms/SKILL.md", description: "Write internal comms.", loaded_at: 3 }],
+  });
+  assert.ok(block.endsWith("\n\n## Active skills (loaded earlier - re-read the file before applying its instructions)\n- internal-comms: Write internal comms. -> /mnt/skills/project/internal-comms/SKILL.md\n</durable_context_data>"), block);
+  assert.equal(renderDurableContext({ messages, skill_context: [{ name: "x", path: "/p", description: "", loaded_at: 0 }] }), "", "nothing before a summary");
+});

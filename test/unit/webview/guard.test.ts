@@ -49,3 +49,12 @@ test("odd payloads inside well-formed events do not crash the reducer", () => {
   assert.deepEqual(s.thread?.artifacts.map((a) => a.path), ["/a"]);
   assert.equal(s.thread?.todos, null);
 });
+
+test("skills: a well-formed list reaches the store; one with a missing field is dropped", () => {
+  const skill = { name: "brand-guidelines", scope: "project", description: "d", enabled: true, user_invocable: true, problems: 0 };
+  const m = parseHostMessage({ type: "skills", skills: [skill] }, () => undefined);
+  assert.ok(m);
+  assert.deepEqual(reduce(initialState, m).skills, [skill]);
+  const { enabled: _dropped, ...partial } = skill;
+  assert.equal(parseHostMessage({ type: "skills", skills: [partial] }, () => undefined), null);
+});

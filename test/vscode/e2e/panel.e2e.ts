@@ -10,6 +10,7 @@
  * Screenshots go to test-results/vscode/<code-server version>/.
  */
 import { after, before, describe, test } from "node:test";
+import { readFileSync } from "node:fs";
 import assert from "node:assert/strict";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
@@ -23,6 +24,7 @@ import { defaultCodeServer } from "../codeServers.js";
 
 const STREAM_TEXT = "Streaming words arrive one by one: alpha beta gamma delta epsilon zeta eta theta iota kappa lambda omega.";
 const RELOAD_TEXT = "This answer survives a window reload: first second third fourth fifth sixth seventh eighth ninth tenth.";
+const SKILL_TEXT = "Here is the slide in brand colors: title, three bullets and the logo in the corner.";
 const REPORT = "# Report\n\nhello-workspace greets people by name.\n";
 
 const SCENARIOS: Scenarios = {
@@ -40,7 +42,12 @@ const SCENARIOS: Scenarios = {
   ],
   cancel: [{ hang: true }],
   reload: [{ content: RELOAD_TEXT, gate: { afterChunks: 5, until: "reload" } }],
+  skill: [{ content: SKILL_TEXT, gate: { afterChunks: 4, until: "skill" } }],
 };
+/** A skill copied unchanged from anthropics/skills (Apache-2.0, its LICENSE beside it), as a user keeps it. */
+const SKILL_FILES = Object.fromEntries(
+  ["SKILL.md", "LICENSE.txt"].map((f) => [`.agents/skills/brand-guidelines/${f}`, readFileSync(`test/fixtures/skills/anthropics/brand-guidelines/${f}`)]),
+);
 
 describe(`DeerFlow panel in VS Code (code-server ${defaultCodeServer()} + chromium)`, () => {
   let model: ModelServer;
@@ -51,7 +58,7 @@ describe(`DeerFlow panel in VS Code (code-server ${defaultCodeServer()} + chromi
 
   before(async () => {
     model = await startModelServer({ script: scenarioScript(SCENARIOS), chunkDelayMs: 10, waitTimeoutMs: 60_000 });
-    df = await startDeerFlow({ model, label: "deerflow-vscode-panel", workspaceFiles: { "pic.png": tinyPng() } });
+    df = await startDeerFlow({ model, label: "deerflow-vscode-panel", workspaceFiles: { "pic.png": tinyPng(), ...SKILL_FILES } });
     panel = new Panel(df.page);
     const d = df;
     // Peak memory, sampled once a second (a measurement, not a wait).
@@ -161,5 +168,40 @@ describe(`DeerFlow panel in VS Code (code-server ${defaultCodeServer()} + chromi
       await shows(panel.message("ai", "ninth tenth."), "the rest of the answer streams in after the reload");
       await shows(panel.status("success"), "the run ends success in the reloaded panel");
       await screenshot(df!.page, "11-after-reload-finished");
+    }));
+  test("Skills: the section lists the workspace's skill, / completes its name, and the activated run streams", () =>
+    step("skills", async () => {
+      const section = panel.view.getByTestId("skills-section");
+      await shows(section, "the Skills section");
+      await section.locator("summary").click();
+      await shows(section.locator('[data-testid="skill"][data-name="brand-guidelines"][data-enabled="true"]'), "brand-guidelines listed, enabled");
+      await panel.messageBox.click();
+      await panel.messageBox.fill("/bra");
+      await shows(panel.view.getByTestId("skill-completion").filter({ hasText: "/brand-guidelines" }), "the / completion offers brand-guidelines");
+      await screenshot(df!.page, "12-skill-completion");
+      await panel.messageBox.press("Tab");
+      assert.equal(await panel.messageBox.inputValue(), "/brand-guidelines ");
+      await panel.messageBox.pressSequentially(tagged("skill", "make a slide"));
+      const before = model.requests.length;
+      await panel.sendButton.click();
+      await model.waitForGate("skill");
+      // The gate holds after the role chunk and three words.
+      await shows(panel.message("ai", "Here is the"), "the activated run's answer streams in");
+      assert.doesNotMatch((await panel.message("ai", "Here is the").textContent()) ?? "", /corner/, "the held-back words are not shown yet");
+      model.gate("skill").open();
+      await shows(panel.message("ai", "logo in the corner."), "the rest of the answer");
+      await shows(panel.status("success"), "the activated run ends success");
+      const sent = model.requests.slice(before).map((r) => JSON.stringify(r.body?.messages ?? [])).find((t) => t.includes("<slash_skill_activation>"));
+      assert.ok(sent?.includes("brand-guidelines"), "the model was sent the activation of brand-guidelines");
+      await screenshot(df!.page, "13-skill-run");
+
+      // Open SKILL.md, then Disable: DeerFlow's skills.<name>.enabled, shown at once.
+      await section.getByTestId("open-skill").click();
+      await editorTab(df!.page, "SKILL.md").waitFor({ timeout: 20_000 });
+      await section.getByTestId("skill-enabled").click();
+      await shows(section.locator('[data-testid="skill"][data-name="brand-guidelines"][data-enabled="false"]'), "brand-guidelines disabled");
+      await panel.messageBox.fill("/bra");
+      assert.equal(await panel.view.getByTestId("skill-completion").count(), 0, "a disabled skill is not offered");
+      await panel.messageBox.fill("");
     }));
 });

@@ -25,12 +25,15 @@
  * `deerflow.protection` label through `runArgs`. They are not part of what the user approves (the
  * fingerprint is of the user's files only, so an approval given before they existed still holds):
  * they depend on the tree at each bring-up, and they only take away what the container may write.
+ * It also mounts the workspace's skills view read-only at /mnt/skills (skillsMount.ts), likewise
+ * DeerFlow's own and outside the fingerprint: it only adds a folder the container cannot write.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { ConfigApprovals } from "./approvals.js";
 import type { ConfigSnapshot } from "./configSnapshot.js";
 import { mountArgs, PROTECTION_LABEL, type ProtectionPlan } from "./protectedMounts.js";
+import { skillsMountArg, skillsViewFor } from "./skillsMount.js";
 
 export interface ApprovedCopy {
   /** The copied devcontainer.json, for `--config`. */
@@ -68,7 +71,11 @@ export function writeApprovedCopy(approvals: ConfigApprovals, snapshot: ConfigSn
   }
   const composeFiles = snapshot.files.filter((f) => f.role === "compose").map((f) => f.abs);
   if (composeFiles.length > 0) config.dockerComposeFile = composeFiles;
-  config.mounts = [...(Array.isArray(config.mounts) ? (config.mounts as unknown[]) : []), ...mountArgs(protection)];
+  config.mounts = [
+    ...(Array.isArray(config.mounts) ? (config.mounts as unknown[]) : []),
+    ...mountArgs(protection),
+    skillsMountArg(skillsViewFor(approvals.dir)),
+  ];
   config.runArgs = [...(Array.isArray(config.runArgs) ? (config.runArgs as unknown[]) : []), "--label", `${PROTECTION_LABEL}=${protection.hash}`];
 
   // Same relative place and name as in the workspace: the CLI accepts only (.)devcontainer.json.

@@ -2,19 +2,21 @@
  * The one entry point for a path a tool got from the model: the path rules in the order they
  * apply. Tools and providers call these; none of them re-implements a rule.
  *
- * 1. the virtual path scheme (paths.ts): no `..`, only `/mnt/user-data/{workspace,uploads,outputs}`;
+ * 1. the virtual path scheme (paths.ts): no `..`, only `/mnt/user-data/{workspace,uploads,outputs}`
+ *    (and, for reading, `/mnt/skills` when the run has skills: writes there are refused outright);
  * 2. thread folders (threadFolders.ts): a path into uploads/outputs needs every folder from
  *    `.deerflow` down to be real, at this use, not only when the run started;
  * 3. writes only: protected paths (protectedPaths.ts), on the path and on where its links lead,
  *    unless the user approved this one write (approvals/, issue 13);
- * 4. containment (paths.ts): the real path stays in the thread's roots, out of other threads' data.
+ * 4. containment (paths.ts): the real path stays in the thread's roots, out of other threads' data
+ *    (the skills view counts as a root for reads only).
  *
  * Every refusal is a HarnessError whose message names no host path. The returned real path is
  * then opened with openChecked.ts, which catches a link swapped in after these checks.
  */
 import { HarnessError } from "../../errors.js";
 import type { ThreadDirs } from "../../threads/threadDirs.js";
-import { containedRealPath, mapVirtualPath, realPathAllowingMissing } from "../paths.js";
+import { SKILLS_WRITE_MESSAGE, containedRealPath, isSkillsPath, mapVirtualPath, realPathAllowingMissing, rejectPathTraversal } from "../paths.js";
 import { assertWritable } from "./protectedPaths.js";
 import { ensureThreadFolders, threadFolderOf } from "./threadFolders.js";
 
@@ -39,7 +41,7 @@ export function guardThreadFolders(hostPath: string, dirs: ThreadDirs, real?: st
 export function resolveReadPath(virtualPath: string, dirs: ThreadDirs): string {
   const host = mapVirtualPath(virtualPath, dirs);
   guardThreadFolders(host, dirs);
-  return containedRealPath(host, dirs);
+  return containedRealPath(host, dirs, undefined, "read");
 }
 
 /**
@@ -48,6 +50,9 @@ export function resolveReadPath(virtualPath: string, dirs: ThreadDirs): string {
  * makes sure it is the file actually opened.
  */
 export function resolveWritePath(virtualPath: string, dirs: ThreadDirs, options: { allowProtected?: boolean } = {}): string {
+  // Skills are read-only whatever the run (DeerFlow's validate_local_tool_path, its exact text).
+  rejectPathTraversal(virtualPath);
+  if (isSkillsPath(virtualPath)) throw new HarnessError("path_denied", SKILLS_WRITE_MESSAGE(virtualPath));
   const host = mapVirtualPath(virtualPath, dirs);
   const real = realPathAllowingMissing(host);
   guardThreadFolders(host, dirs, real);

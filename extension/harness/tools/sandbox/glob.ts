@@ -14,6 +14,7 @@ import {
   permissionDenied,
 } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
+import { disabledSkillRefusal } from "./skillPaths.js";
 
 const schema = z.object({
   description: z
@@ -35,6 +36,7 @@ const schema = z.object({
 export function createGlobTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
+      disabledSkillRefusal(input.path, deps.dirs) ??
       runSandboxTool("glob", deps, runtime, async ({ files, dirs, signal }) => {
         const requested = input.path;
         const max = clampMaxResults(input.max_results, DEFAULT_GLOB_MAX_RESULTS, MAX_GLOB_MAX_RESULTS);

@@ -19,6 +19,7 @@ import {
   permissionDenied,
 } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
+import { disabledSkillRefusal } from "./skillPaths.js";
 
 /** The pattern ran past its deadline in the regex worker (sandbox/regexWorker.ts): what the model can change. */
 const REGEX_TIMEOUT_HINT = (err: unknown) =>
@@ -45,6 +46,7 @@ const schema = z.object({
 export function createGrepTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
+      disabledSkillRefusal(input.path, deps.dirs) ??
       runSandboxTool("grep", deps, runtime, async ({ files, dirs, signal }) => {
         const requested = input.path;
         const max = clampMaxResults(input.max_results, DEFAULT_GREP_MAX_RESULTS, MAX_GREP_MAX_RESULTS);

@@ -8,6 +8,7 @@ import { fileErrorKind } from "../../sandbox/files.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
 import { sanitizeError, truncateLsOutput, permissionDenied } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
+import { disabledSkillRefusal } from "./skillPaths.js";
 
 const schema = z.object({
   description: z
@@ -19,6 +20,7 @@ const schema = z.object({
 export function createLsTool(deps: SandboxToolDeps) {
   return tool(
     (input, runtime: ToolRuntime) =>
+      disabledSkillRefusal(input.path, deps.dirs) ??
       runSandboxTool("ls", deps, runtime, async ({ files, dirs, signal }) => {
         const requested = input.path;
         try {

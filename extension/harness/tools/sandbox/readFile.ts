@@ -10,6 +10,7 @@ import { fileErrorKind } from "../../sandbox/files.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
 import { sanitizeError, truncateReadFileOutput, permissionDenied } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
+import { disabledSkillRefusal } from "./skillPaths.js";
 
 const schema = z.object({
   description: z
@@ -46,6 +47,8 @@ export function createReadFileTool(deps: SandboxToolDeps) {
     async (input, runtime: ToolRuntime) => {
       const startLine = input.start_line ?? undefined;
       const endLine = input.end_line ?? undefined;
+      const disabled = disabledSkillRefusal(input.path, deps.dirs);
+      if (disabled) return disabled;
       const rangeError = checkLineRange(startLine, endLine);
       if (rangeError !== undefined) return rangeError;
       return runSandboxTool("read_file", deps, runtime, async ({ files, dirs }) => {

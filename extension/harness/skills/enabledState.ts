@@ -1,0 +1,100 @@
+/**
+ * Which skills are enabled: DeerFlow's `extensions_config.json` key `skills.<name>.enabled` (a
+ * skill with no entry is enabled, `ExtensionsConfig.is_skill_enabled`), re-read on every load.
+ *
+ * Files read, in this order: the user's `<data-dir>/extensions_config.json` (where the panel's
+ * Disable writes), the one `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names, and the workspace's
+ * `.deerflow/extensions_config.json` when the workspace is trusted. A skill is disabled when any
+ * of them says `enabled: false`: a file may only take a skill away, so a workspace cannot
+ * re-enable what the user turned off. A file that is not valid JSON is reported (DeerFlow's text)
+ * and its entries are not used.
+ *
+ * Writes keep every other key (the MCP servers share the file), go to a temporary file that is
+ * fsynced and renamed over the target (DeerFlow's `atomic_write_extensions_config`), keep its
+ * mode, and write through a link to where it leads.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, realpathSync, renameSync, statSync, writeSync, mkdirSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { randomBytes } from "node:crypto";
+import { HarnessError } from "../errors.js";
+import type { SkillDiagnostic } from "./types.js";
+
+export const EXTENSIONS_CONFIG_FILE = "extensions_config.json";
+
+export interface EnabledState {
+  /** Names some file disables. */
+  readonly disabled: ReadonlySet<string>;
+  readonly diagnostics: readonly SkillDiagnostic[];
+}
+
+export function extensionsConfigFiles(o: { dataDir: string; workspaceFolder?: string; workspaceTrusted: boolean; env?: NodeJS.ProcessEnv }): string[] {
+  const env = o.env ?? process.env;
+  const files = [join(o.dataDir, EXTENSIONS_CONFIG_FILE)];
+  if (env.DEER_FLOW_EXTENSIONS_CONFIG_PATH) files.push(env.DEER_FLOW_EXTENSIONS_CONFIG_PATH);
+  if (o.workspaceFolder && o.workspaceTrusted) files.push(join(o.workspaceFolder, ".deerflow", EXTENSIONS_CONFIG_FILE));
+  return files;
+}
+
+type Json = Record<string, unknown>;
+const isRecord = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function readJson(file: string): { data?: Json; error?: string } {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "ENOENT") return {};
+    return { error: `Extensions config file at ${file} cannot be read: ${(err as Error).message}` };
+  }
+  try {
+    const data: unknown = JSON.parse(text);
+    return isRecord(data) ? { data } : { error: `Extensions config file at ${file} is not a JSON object` };
+  } catch (err) {
+    return { error: `Extensions config file at ${file} is not valid JSON: ${(err as Error).message}` };
+  }
+}
+
+export function readEnabledState(files: readonly string[]): EnabledState {
+  const disabled = new Set<string>();
+  const diagnostics: SkillDiagnostic[] = [];
+  for (const file of files) {
+    const { data, error } = readJson(file);
+    if (error) diagnostics.push({ level: "error", code: "extensions_config_invalid", message: `${error}; its skills entries are not used` });
+    const skills = data?.skills;
+    if (!isRecord(skills)) continue;
+    for (const [name, entry] of Object.entries(skills)) if (isRecord(entry) && entry.enabled === false) disabled.add(name);
+  }
+  return { disabled, diagnostics };
+}
+
+/** Set `skills.<name>.enabled` in the user's file (`<data-dir>/extensions_config.json`). */
+export function writeSkillEnabled(dataDir: string, name: string, enabled: boolean): void {
+  const file = join(dataDir, EXTENSIONS_CONFIG_FILE);
+  const { data, error } = readJson(file);
+  if (error) throw new HarnessError("usage", `${error}; fix it before changing a skill's state, so nothing in it is lost.`);
+  const config: Json = { ...(data ?? {}) };
+  const skills: Json = isRecord(config.skills) ? { ...config.skills } : {};
+  const current = skills[name];
+  const entry: Json = isRecord(current) ? { ...current } : {};
+  entry.enabled = enabled;
+  skills[name] = entry;
+  config.skills = skills;
+  atomicWrite(file, `${JSON.stringify(config, null, 2)}\n`);
+}
+
+function atomicWrite(file: string, text: string): void {
+  const target = existsSync(file) ? realpathSync(file) : file;
+  const mode = existsSync(target) ? statSync(target).mode & 0o777 : 0o600;
+  mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  const tmp = join(dirname(target), `.${EXTENSIONS_CONFIG_FILE}.${randomBytes(6).toString("hex")}.tmp`);
+  const fd = openSync(tmp, "wx", mode);
+  try {
+    const bytes = Buffer.from(text, "utf8");
+    let written = 0;
+    while (written < bytes.length) written += writeSync(fd, bytes, written);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, target);
+}

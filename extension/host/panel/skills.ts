@@ -1,0 +1,42 @@
+/**
+ * The panel's Skills section on the host side (issue 24): the harness's `skills/list` and
+ * `skills/setEnabled` as the webview may see them. The webview gets names, scopes, descriptions
+ * and states only: a user skill's SKILL.md is outside the workspace, so its host path stays here,
+ * behind "Open SKILL.md" by name (a name the list did not give is refused).
+ */
+import * as vscode from "vscode";
+import type { PanelSkill } from "../../protocol/webview.js";
+import type { SkillView } from "../../protocol/rpc.js";
+import type { HarnessClient } from "../harnessClient.js";
+
+export class PanelSkills {
+  /** Loaded skill name → its SKILL.md, from the last list. */
+  private paths = new Map<string, string>();
+
+  constructor(
+    private readonly harness: HarnessClient,
+    private readonly folder: () => Promise<vscode.WorkspaceFolder>,
+  ) {}
+
+  async list(): Promise<PanelSkill[]> {
+    const workspaceFolder = (await this.folder()).uri.fsPath;
+    return this.shown((await this.harness.request("skills/list", { workspaceFolder })).skills);
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<PanelSkill[]> {
+    const workspaceFolder = (await this.folder()).uri.fsPath;
+    return this.shown((await this.harness.request("skills/setEnabled", { workspaceFolder, name, enabled })).skills);
+  }
+
+  async open(name: string): Promise<void> {
+    const path = this.paths.get(name);
+    if (!path) throw new Error(`No skill named "${name}" is listed for this workspace; refresh the Skills section.`);
+    await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
+  }
+
+  private shown(views: readonly SkillView[]): PanelSkill[] {
+    const loaded = views.filter((v): v is SkillView & { name: string; description: string } => v.status === "loaded" && v.name !== null && v.description !== null);
+    this.paths = new Map(loaded.map((v) => [v.name, v.path]));
+    return loaded.map((v) => ({ name: v.name, scope: v.scope, description: v.description, enabled: v.enabled, user_invocable: v.user_invocable, problems: v.diagnostics.length }));
+  }
+}
