@@ -7,6 +7,8 @@
  *   - "[tool]" in the prompt → "Let me look." and a tool call of `ls` on the workspace;
  *   - "[hang]" → "Working on it" and then nothing until the request is cancelled;
  *   - "[fail]" → a LanguageModelError.NoPermissions thrown by the provider;
+ *   - "[file]" → write_file of outputs/notes.md, then (on its result) present_files of it;
+ *   - "[approve]" → write_file of .vscode/tasks.json, a protected path DeerFlow asks about;
  *   - anything else → "Hello from the scripted vscode.lm model.".
  * Each request, and each cancellation, is reported to DEERFLOW_LM_TEST_URL (the suite's recorder)
  * so the test waits on events. Where the provider API does not exist (VS Code 1.100) it registers
@@ -60,8 +62,13 @@ exports.activate = (context) => {
       const last = messages[messages.length - 1];
       const prompt = lastText(last);
       const result = (last.content || []).find((p) => p instanceof vscode.LanguageModelToolResultPart);
-      report({ event: "request", messages: messages.length, tools: (options.tools || []).map((t) => t.name), prompt: prompt.slice(-200), toolResult: Boolean(result) });
+      report({ event: "request", messages: messages.length, tools: (options.tools || []).map((t) => t.name), prompt: prompt.slice(-200), toolResult: Boolean(result), resultId: result ? result.callId : null });
       const say = (t) => progress.report(new vscode.LanguageModelTextPart(t));
+      const call = (id, name, input) => progress.report(new vscode.LanguageModelToolCallPart(id, name, input));
+      if (result && result.callId === "call_write") {
+        call("call_present", "present_files", { filepaths: ["/mnt/user-data/outputs/notes.md"] });
+        return;
+      }
       if (result) {
         const text = (result.content || []).map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : "")).join("");
         say("The workspace ");
@@ -72,6 +79,14 @@ exports.activate = (context) => {
       if (prompt.includes("[tool]")) {
         say("Let me look.");
         progress.report(new vscode.LanguageModelToolCallPart("call_lm_ls", "ls", { description: "Look around", path: "/mnt/user-data/workspace" }));
+        return;
+      }
+      if (prompt.includes("[file]")) {
+        call("call_write", "write_file", { description: "Write notes", path: "/mnt/user-data/outputs/notes.md", content: "# Notes\\n" });
+        return;
+      }
+      if (prompt.includes("[approve]")) {
+        call("call_protected", "write_file", { description: "Add a task", path: "/mnt/user-data/workspace/.vscode/tasks.json", content: "{}\\n" });
         return;
       }
       if (prompt.includes("[hang]")) {

@@ -12,7 +12,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
@@ -20,12 +20,13 @@ import type { ModelServer } from "../../fixtures/modelServer.js";
 import { Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import { failureCapture, shows } from "./steps.js";
-import { runCommand, screenshot } from "../workbench.js";
+import { editorTab, runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 import { LM_MODEL_NAME, startLmRecorder, writeLmProviderExtension } from "../lmProvider.js";
 import type { LmRecorder } from "../lmProvider.js";
 
 const version = defaultCodeServer();
+const CHAT_PROMPTS = { "ctrl+alt+f": "@deerflow [file] Write me some notes.", "ctrl+alt+a": "@deerflow [approve] Add a task." };
 const HAS_PROVIDER_API = version !== "4.100.3";
 
 describe(`vscode.lm models in DeerFlow (code-server ${version} + chromium)`, () => {
@@ -47,6 +48,9 @@ describe(`vscode.lm models in DeerFlow (code-server ${version} + chromium)`, () 
       env: { DEERFLOW_LM_TEST_URL: recorder.url },
       // 1.139's AI features are on here (the other suites turn them off): vscode.lm lives there.
       settings: { "chat.disableAIFeatures": false, "deerflow.memory.enabled": false },
+      // Later chat prompts go in through Chat's own open-with-query command: typing "@deerflow"
+      // a second time raced the mention suggestions on a loaded machine ("@agent" was accepted).
+      keybindings: Object.entries(CHAT_PROMPTS).map(([key, query]) => ({ key, command: "workbench.action.chat.open", args: { query } })),
     });
     panel = new Panel(df.page);
   });
@@ -132,6 +136,28 @@ describe(`vscode.lm models in DeerFlow (code-server ${version} + chromium)`, () 
         await screenshot(page, "vscodelm-05-chat-answer");
         // The same run system: the panel's thread shows the chat's turn too.
         await shows(panel.message("human", "Which files are here?"), "the chat's prompt on the panel's thread");
+      }));
+
+    test("@deerflow: a presented file is a link that opens it; a call waiting on approval gets Approve / Reject / Open in Panel, and Approve decides it", () =>
+      step("chat-artifact-approval", async () => {
+        const page = df!.page;
+        const session = page.locator(".interactive-session");
+        await page.keyboard.press("Control+Alt+F");
+        const anchor = session.locator("a", { hasText: "notes.md" }).first();
+        await shows(anchor, "the presented file as a link in the answer", 60_000);
+        await anchor.click();
+        await shows(editorTab(page, "notes.md"), "notes.md opened in an editor");
+
+        await page.keyboard.press("Control+Alt+A");
+        const approve = session.getByRole("button", { name: "Approve" }).last();
+        await shows(approve, "the Approve button for the protected write", 60_000);
+        await shows(session.getByRole("button", { name: "Reject" }).last(), "the Reject button");
+        await shows(session.getByRole("button", { name: "Open in Panel" }).last(), "the Open in Panel button");
+        assert.equal(existsSync(join(df!.cs.workspace, ".vscode", "tasks.json")), false, "nothing is written before the decision");
+        await screenshot(page, "vscodelm-06-chat-approval-buttons");
+        await approve.click();
+        await recorder.waitFor((e) => e.event === "request" && e.resultId === "call_protected", "the approved call's result", 60_000);
+        assert.equal(existsSync(join(df!.cs.workspace, ".vscode", "tasks.json")), true, "the approved write happened");
       }));
   } else {
     test("without the provider API (VS Code 1.100) the picker offers the configured model only, and runs on it work", () =>
