@@ -50,11 +50,12 @@ function files(request: vscode.ChatRequest): string[] {
   return [...new Set(out)];
 }
 
-function approvalButtons(stream: vscode.ChatResponseStream, folder: string, threadId: string, pending: PendingApproval[]): void {
+function approvalButtons(stream: vscode.ChatResponseStream, folder: string, threadId: string, model: string | undefined, pending: PendingApproval[]): void {
   stream.markdown(`\n\n**Waiting for your decision** on ${pending.length === 1 ? "this call" : `these ${pending.length} calls`}:\n`);
   for (const p of pending) stream.markdown(`\n- \`${p.name}\`: ${p.reason}`);
   stream.markdown("\n\n");
-  const decide = (decision: "approve" | "reject") => [{ folder, threadId, decisions: pending.map((p) => ({ tool_call_id: p.tool_call_id, decision })) }];
+  // The decided calls run on the model the chat turn used (else runs/decide takes the default model).
+  const decide = (decision: "approve" | "reject") => [{ folder, threadId, ...(model ? { model } : {}), decisions: pending.map((p) => ({ tool_call_id: p.tool_call_id, decision })) }];
   stream.button({ command: DECIDE_COMMAND, title: "Approve", arguments: decide("approve") });
   stream.button({ command: DECIDE_COMMAND, title: "Reject", arguments: decide("reject") });
   stream.button({ command: "deerflow.openPanel", title: "Open in Panel" });
@@ -151,7 +152,7 @@ async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.Cha
   }
   const after = await ctx.harness.request("threads/state", { workspaceFolder: folder, threadId });
   for (const a of after.artifacts) if (!before.has(a.path) && a.exists) stream.anchor(vscode.Uri.file(a.host_path), basename(a.host_path));
-  if (end.data.stop_reason === "approval" && end.data.pending_approvals?.length) approvalButtons(stream, folder, threadId, end.data.pending_approvals);
+  if (end.data.stop_reason === "approval" && end.data.pending_approvals?.length) approvalButtons(stream, folder, threadId, model, end.data.pending_approvals);
   if (end.data.status !== "success") {
     return { errorDetails: { message: end.data.error ?? `The run ended ${end.data.status}.` }, metadata: { runId: started.run_id, threadId } };
   }
@@ -159,9 +160,9 @@ async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.Cha
 }
 
 export function registerChatParticipant(ctx: Ctx): vscode.Disposable[] {
-  const decide = vscode.commands.registerCommand(DECIDE_COMMAND, async (arg: { folder: string; threadId: string; decisions: Array<{ tool_call_id: string; decision: "approve" | "reject" }> }) => {
+  const decide = vscode.commands.registerCommand(DECIDE_COMMAND, async (arg: { folder: string; threadId: string; model?: string; decisions: Array<{ tool_call_id: string; decision: "approve" | "reject" }> }) => {
     try {
-      const r = await ctx.harness.request("runs/decide", { workspaceFolder: arg.folder, threadId: arg.threadId, decisions: arg.decisions });
+      const r = await ctx.harness.request("runs/decide", { workspaceFolder: arg.folder, threadId: arg.threadId, decisions: arg.decisions, ...(arg.model ? { model: arg.model } : {}) });
       void vscode.window.showInformationMessage(`DeerFlow: ${arg.decisions[0]?.decision === "approve" ? "approved" : "rejected"}; the run goes on (${r.run_id}).`, "Open in Panel").then((c) => {
         if (c) void vscode.commands.executeCommand("deerflow.openPanel");
       });
