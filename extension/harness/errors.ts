@@ -9,6 +9,8 @@ export type HarnessErrorCode =
   | "unknown_model"
   | "no_models"
   | "model_endpoint"
+  /** A VS Code language model (vscode-lm:…) was named where no editor serves it (the CLI, issue 25). */
+  | "vscode_lm_unavailable"
   | "sandbox_runtime"
   /** Dev container sandbox: no Docker engine answers on the socket. */
   | "sandbox_engine_unavailable"

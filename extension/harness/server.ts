@@ -21,6 +21,8 @@ import { Subscriptions } from "./server/subscriptions.js";
 import { registerHandlers } from "./server/handlers.js";
 import { ServerMemory } from "./server/memory.js";
 import { setDiagnostics } from "./diagnostics.js";
+import { setLmTransport } from "./models/vscodeLm/port.js";
+import { connectionLmTransport } from "./server/lmTransport.js";
 
 const reader = new StreamMessageReader(process.stdin);
 const writer = new StreamMessageWriter(process.stdout);
@@ -55,6 +57,8 @@ const log = createLogger((p) => notify("log/message", p));
 routeConsole(log);
 // Diagnostics of code far from a logger (token counting, summarization) go to the host's log too.
 setDiagnostics(log);
+// vscode.lm models (issue 25): their requests go to the extension host over this connection.
+setLmTransport(connectionLmTransport(connection));
 
 const session = new Session();
 const workspaces = new Workspaces(session, log, (p) => notify("sandbox/status", p));

@@ -66,10 +66,11 @@ const commands: Record<string, Command> = {
   },
 
   "deerflow.selectModel": (ctx) => async (name?: unknown) => {
-    const choices = modelChoices(ctx.settings());
+    // Configured models first, then the editor's own (vscode.lm, issue 25).
+    const choices = [...modelChoices(ctx.settings()), ...ctx.lmModels.choices()];
     if (choices.length === 0) {
       const open = "Open Settings";
-      const answer = await vscode.window.showWarningMessage("DeerFlow: no models are configured (deerflow.models, or OPENAI_BASE_URL and OPENAI_MODEL).", open);
+      const answer = await vscode.window.showWarningMessage("DeerFlow: no models are configured (deerflow.models, or OPENAI_BASE_URL and OPENAI_MODEL), and VS Code offers no language models (vscode.lm).", open);
       if (answer === open) await vscode.commands.executeCommand("workbench.action.openSettings", "deerflow.models");
       return undefined;
     }

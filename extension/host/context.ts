@@ -18,6 +18,8 @@ import { RunTracker } from "./runTracker.js";
 import { ApiKeys } from "./secrets.js";
 import { apiKeyNames, modelChoices, readSettings } from "./settings.js";
 import type { HarnessSettings } from "../protocol/rpc.js";
+import { LmModels } from "./lm/models.js";
+import { serveLanguageModels } from "./lm/serve.js";
 
 export interface CommandError {
   command: string;
@@ -43,6 +45,8 @@ export interface Ctx {
   readonly commandErrors: vscode.EventEmitter<CommandError>;
   /** Current settings (read afresh; cheap). */
   settings(): HarnessSettings;
+  /** The vscode.lm models the picker offers beside the configured ones (issue 25). */
+  readonly lmModels: LmModels;
   /** Why sandbox commands are off for `folder`, if they are. */
   restriction(folder: vscode.WorkspaceFolder | undefined): string | undefined;
 }
@@ -66,6 +70,9 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
     }),
   );
   const runs = own(new RunTracker());
+  // vscode.lm models: listed for the picker, and served to the harness over its connection.
+  const lmModels = own(new LmModels(log));
+  own(serveLanguageModels(harness, log));
   const restriction = (folder: vscode.WorkspaceFolder | undefined): string | undefined => sandboxRestriction(settings(), folder);
   const session = own(
     new ThreadSession({
@@ -73,7 +80,7 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
       log,
       memento: extension.workspaceState,
       runs,
-      models: () => modelChoices(settings()),
+      models: () => [...modelChoices(settings()), ...lmModels.choices()],
       defaultModel: () => settings().default_model,
       restriction: (folder) => Promise.resolve(restriction(folder)),
     }),
@@ -85,7 +92,8 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
   const approvals = new DevContainerApprovals(harness, log);
   const commandErrors = own(new vscode.EventEmitter<CommandError>());
-  return { extension, log, harness, keys, runs, session, panel, waits, approvals, commandErrors, settings, restriction };
+  own(lmModels.onDidChange(() => void session.refresh()));
+  return { extension, log, harness, keys, runs, session, panel, waits, approvals, commandErrors, settings, restriction, lmModels };
 }
 
 /**

@@ -12,6 +12,7 @@ import type { PanelProvider } from "./panel/provider.js";
 import type { ThreadSession } from "./panel/threadSession.js";
 import { affectsSettings, readSettings } from "./settings.js";
 import { createRunStatusItem } from "./statusBar.js";
+import { registerChatParticipant } from "./chat/participant.js";
 
 /** Returned from activate() in test mode only: what the extension-host tests look at. */
 export interface DeerFlowTestApi {
@@ -79,6 +80,7 @@ function wire(ctx: Ctx): void {
     ctx.keys.onDidChange(() => reconfigure("an API key change")),
     vscode.workspace.onDidChangeWorkspaceFolders(() => void session.refresh()),
     createRunStatusItem(ctx.runs, ctx.waits),
+    ...registerChatParticipant(ctx),
     registerSandboxProgress(harness),
     registerRunNotifications({
       harness,

@@ -23,7 +23,16 @@ import {
   type LanguageClientOptions,
   type ServerOptions,
 } from "vscode-languageclient/node.js";
-import type { HarnessSettings, HarnessToHost, HostRequest, RequestParams, RequestResult, RpcErrorData } from "../protocol/rpc.js";
+import type {
+  HarnessSettings,
+  HarnessToHost,
+  HarnessToHostRequests,
+  HostRequest,
+  HostToHarnessNotifications,
+  RequestParams,
+  RequestResult,
+  RpcErrorData,
+} from "../protocol/rpc.js";
 
 /** A request the harness answered with an error; `code` is the harness's stable error code. */
 export class HarnessRequestError extends Error {
@@ -206,6 +215,25 @@ export class HarnessClient implements vscode.Disposable {
     const listener = handler as (params: never) => void;
     set.add(listener);
     return new vscode.Disposable(() => set.delete(listener));
+  }
+
+  /**
+   * Answers a harness → host request (vscode.lm model calls, issue 25). The language client keeps
+   * the handler across restarts; the token is cancelled when the harness cancels the request.
+   */
+  onRequest<K extends keyof HarnessToHostRequests>(
+    method: K,
+    handler: (params: HarnessToHostRequests[K]["params"], token: vscode.CancellationToken) => Promise<HarnessToHostRequests[K]["result"]>,
+  ): vscode.Disposable {
+    const d = this.client.onRequest(method, handler);
+    this.subscriptions.push(d);
+    return d;
+  }
+
+  /** A host → harness notification; dropped when no harness runs (its request is gone with it). */
+  notify<K extends keyof HostToHarnessNotifications>(method: K, params: HostToHarnessNotifications[K]): void {
+    if (this.client.state !== State.Running) return;
+    this.client.sendNotification(method, params).catch((err: unknown) => this.options.log.warn(`Sending ${method}: ${errorText(err)}`));
   }
 
   /** Pushes current settings and keys (after a settings change or a new API key). */

@@ -7,6 +7,7 @@ import type { ApprovalDecision, ApprovalMode, PendingApproval, ToolClass } from 
 import type { FinalRunStatus, RunEvent, RunStatus, WireMessage } from "./events.js";
 import type { FileChangeView, RevertOutcome } from "./changes.js";
 import type { ThreadUsageView } from "./usage.js";
+import type { LmChatParams, LmChatResult, LmChunk } from "./lm.js";
 
 /** One configured model, as settings describe it (`deerflow.models`). */
 export interface ModelSetting {
@@ -398,6 +399,19 @@ export interface HarnessToHost {
     /** The run paused on tool calls that wait on the user's decision (issue 13). */
     pendingApprovals?: PendingApproval[];
   };
+}
+
+/**
+ * Requests from the harness to the host (issue 25): a model call on a vscode.lm model, which only
+ * the extension host can reach (protocol/lm.ts). Refused with `data.code` an LmErrorCode.
+ */
+export interface HarnessToHostRequests {
+  "lm/chat": { params: LmChatParams; result: LmChatResult };
+}
+
+/** Notifications from the host to the harness: the parts of an `lm/chat` answer as they stream. */
+export interface HostToHarnessNotifications {
+  "lm/chunk": LmChunk;
 }
 
 export type HostRequest = keyof HostToHarness;

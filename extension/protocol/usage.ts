@@ -40,6 +40,13 @@ export interface RunUsageView extends UsageView {
   by_model?: Record<string, UsageView>;
   /** What the run's automatic summarization calls used (already in the totals above). */
   summarization?: { input_tokens: number; output_tokens: number; total_tokens: number; cached_tokens?: number; reasoning_tokens?: number };
+  /**
+   * A run on a vscode.lm model (issue 25): how many model requests it made (Copilot bills each one
+   * as a premium request), and `estimated: true` because the LM API reports no tokens: they are
+   * `countTokens` estimates.
+   */
+  model_requests?: number;
+  estimated?: boolean;
 }
 
 /** A thread's usage: the sum over its runs that reported usage. */

@@ -64,6 +64,8 @@ export async function startDeerFlow(opts: {
   settings?: Readonly<Record<string, unknown>>;
   /** The user's keybindings.json (launch.ts). */
   keybindings?: ReadonlyArray<Readonly<Record<string, unknown>>>;
+  /** Test-only extensions linked beside DeerFlow (launch.ts alsoLink). */
+  alsoLink?: readonly string[];
 }): Promise<DeerFlowSession> {
   assertExtensionBuilt();
   const extension = opts.extension ?? (process.env.DEERFLOW_VSIX ? { kind: "vsix", path: process.env.DEERFLOW_VSIX } : { kind: "link", path: repoRoot });
@@ -75,6 +77,7 @@ export async function startDeerFlow(opts: {
     ...(opts.workspaceFiles ? { workspaceFiles: opts.workspaceFiles } : {}),
     ...(opts.settings ? { settings: opts.settings } : {}),
     ...(opts.keybindings ? { keybindings: opts.keybindings } : {}),
+    ...(opts.alsoLink ? { alsoLink: opts.alsoLink } : {}),
   });
   let browser: Browser | undefined;
   try {

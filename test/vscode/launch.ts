@@ -76,6 +76,8 @@ export interface LaunchOptions {
   workspaceFrom?: string;
   /** Open this folder itself instead of a copy (workspaceFrom and workspaceFiles are then ignored). */
   workspaceInPlace?: string;
+  /** More extension folders linked into the extensions dir beside `extension` (test-only extensions, e.g. lmProvider.ts). */
+  alsoLink?: readonly string[];
   /** Extra files written into the workspace copy, relative path → content. */
   workspaceFiles?: Readonly<Record<string, string | Uint8Array>>;
   /** Environment for code-server and so for its extension hosts (and the harness they start). */
@@ -249,9 +251,9 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
     if (r.status !== 0) throw new Error(`--install-extension ${opts.extension.path} failed:\n${r.stdout}\n${r.stderr}`);
   }
 
-  if (opts.extension.kind === "link") {
-    const pkg = JSON.parse(readFileSync(join(opts.extension.path, "package.json"), "utf8")) as { publisher: string; name: string; version: string };
-    symlinkSync(opts.extension.path, join(extensionsDir, `${pkg.publisher}.${pkg.name}-${pkg.version}`), "dir");
+  for (const path of [...(opts.extension.kind === "link" ? [opts.extension.path] : []), ...(opts.alsoLink ?? [])]) {
+    const pkg = JSON.parse(readFileSync(join(path, "package.json"), "utf8")) as { publisher: string; name: string; version: string };
+    symlinkSync(path, join(extensionsDir, `${pkg.publisher}.${pkg.name}-${pkg.version}`), "dir");
   }
 
   const logFile = join(runDir, "code-server.log");

@@ -9,7 +9,7 @@ import { existsSync, statSync } from "node:fs";
 import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig, type HarnessConfig } from "../config/harnessConfig.js";
-import { resolveModel } from "../models/factory.js";
+import { resolveModel, vscodeLmUnavailable } from "../models/factory.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { createSandboxProvider, parseSandboxChoice } from "../sandbox/select.js";
 import type { SandboxChoice } from "../sandbox/select.js";
@@ -331,7 +331,8 @@ function endStopReason(manager: RunManager, runId: string): string | undefined {
 
 function checkModel(config: HarnessConfig, command: string, model: string | undefined, baseURL: string | undefined): void {
   try {
-    resolveModel(config, { ...(model ? { name: model } : {}), ...(baseURL ? { baseURL } : {}) });
+    const resolved = resolveModel(config, { ...(model ? { name: model } : {}), ...(baseURL ? { baseURL } : {}) });
+    if (resolved.vscodeLm) throw vscodeLmUnavailable(resolved.name);
   } catch (err) {
     if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
     throw err;

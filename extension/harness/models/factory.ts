@@ -12,6 +12,10 @@ import type { HarnessConfig, ModelConfig } from "../config/harnessConfig.js";
 import type { ResolvedModel } from "./resolvedModel.js";
 import { shapeThinking } from "./thinking.js";
 import { keyFromSource } from "./fileKeys.js";
+import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
+import { VSCODE_LM_PREFIX } from "../../protocol/lm.js";
+import { ChatVSCodeLM } from "./vscodeLm/chatModel.js";
+import { lmTransport } from "./vscodeLm/port.js";
 
 export interface ModelRequest {
   /** `--model NAME` / the picker; undefined → the default model. */
@@ -49,6 +53,8 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
       adHoc: true,
     };
   }
+  const named = req.name ?? config.default_model;
+  if (named?.startsWith(VSCODE_LM_PREFIX)) return vscodeLmModel(named);
   const models = config.models.length > 0 ? config.models : [envDefaultModel(env)].filter((m): m is ModelConfig => m !== undefined);
   if (models.length === 0) {
     throw new HarnessError(
@@ -87,6 +93,29 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
   };
 }
 
+/**
+ * A VS Code language model by name (`vscode-lm:<vendor>/<family>`): not in the configured list,
+ * because only the editor knows which exist; the host answers NotFound for one that does not.
+ * No key, no endpoint, no vision (the bridge sends no images), no thinking settings.
+ */
+export function vscodeLmModel(name: string): ResolvedModel {
+  const selector = name.slice(VSCODE_LM_PREFIX.length);
+  const slash = selector.indexOf("/");
+  const vendor = slash > 0 ? selector.slice(0, slash) : "";
+  const family = slash > 0 ? selector.slice(slash + 1) : "";
+  if (!vendor || !family) {
+    throw new HarnessError("unknown_model", `"${name}" is not a VS Code language model name: write ${VSCODE_LM_PREFIX}<vendor>/<family>, e.g. ${VSCODE_LM_PREFIX}copilot/gpt-4o.`);
+  }
+  return { name, model: `${vendor}/${family}`, baseURL: undefined, supportsVision: false, supportsThinking: false, apiKeySource: "none", vscodeLm: { vendor, family } };
+}
+
+/** The one message for a vscode.lm model where no editor is connected (the CLI). */
+export function vscodeLmUnavailable(name: string): HarnessError {
+  return new HarnessError(
+    "vscode_lm_unavailable",
+    `The model ${name} is a VS Code language model (vscode.lm): only the DeerFlow extension inside VS Code can reach it, and this process (the deerflow CLI) cannot. Use a configured model (deerflow.models / config.yaml) or --base-url URL --model ID here.`,
+  );
+}
 
 /**
  * Which key one model of a run gets; undefined → createChatModel reads the environment variable its
@@ -155,7 +184,12 @@ class AssistantDefaultCompletions extends ChatOpenAICompletions {
   }
 }
 
-export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions = {}): ChatOpenAI {
+export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions = {}): BaseChatModel {
+  if (resolved.vscodeLm) {
+    const transport = lmTransport();
+    if (!transport) throw vscodeLmUnavailable(resolved.name);
+    return new ChatVSCodeLM({ selector: resolved.vscodeLm, transport });
+  }
   const env = opts.env ?? process.env;
   // Local OpenAI-compatible servers often need no key, but the client insists on one.
   const apiKey = opts.apiKey ?? keyFromSource(resolved.apiKeySource, env) ?? "no-key";

@@ -5,6 +5,7 @@
  * reads the whole config; the type sits below both.
  */
 import type { ThinkingConfig } from "./thinking.js";
+import type { LmModelSelector } from "../../protocol/lm.js";
 
 export interface ResolvedModel {
   /** The configured name (or the model id for an ad-hoc model). */
@@ -28,6 +29,8 @@ export interface ResolvedModel {
   pricing?: ModelPricing;
   /** DeerFlow's `context_window` (prompt + completion tokens), when configured. */
   contextWindow?: number;
+  /** A VS Code language model (`vscode-lm:<vendor>/<family>`, issue 25): served by the host over RPC, not an endpoint. */
+  vscodeLm?: LmModelSelector;
 }
 
 /** A model's own prices per million tokens (DeerFlow `models[].pricing`). */

@@ -29,6 +29,7 @@ import { TrackedFiles } from "../changes/tracker.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 import { prepareRunSkills, type RunSkills, type SkillsContext } from "../skills/service.js";
+import { ChatVSCodeLM } from "../models/vscodeLm/chatModel.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -47,6 +48,15 @@ export interface WorkerServices {
 
 /** `errorCode`: the HarnessError code when the run was refused before it ran (sandbox preflight). */
 export type WorkerResult = TurnResult & { errorCode?: string };
+
+/**
+ * A run on a vscode.lm model (issue 25): its lead model's request count (each one billed by
+ * Copilot) and `estimated`, since those tokens are countTokens estimates, in `end.data.usage`.
+ */
+function lmUsage(model: unknown, usage: Record<string, unknown> | null): Record<string, unknown> | null {
+  if (!(model instanceof ChatVSCodeLM)) return usage;
+  return { ...(usage ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 }), model_requests: model.requests, estimated: true };
+}
 
 /** How often a running run proves it is alive (and learns of a cancel from another process). */
 function heartbeatMs(ttlMs: number): number {
@@ -104,8 +114,9 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
           s.memory.onQueued,
         )
       : undefined;
+    const leadModel = createChatModel(ctx.model, { ...withKey(ctx.keyFor, ctx.model), ...thinkingFromContext(ctx.context) });
     const agent = buildLeadAgent({
-      model: createChatModel(ctx.model, { ...withKey(ctx.keyFor, ctx.model), ...thinkingFromContext(ctx.context) }),
+      model: leadModel,
       supportsVision: ctx.model.supportsVision,
       dirs: ctx.dirs,
       sandboxProvider: s.sandboxProvider,
@@ -202,7 +213,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     }
 
     // Record the final status; if a cancel got there first, the store's status wins.
-    const usage = result.usage ? { ...withCost(result.usage, ctx.model, ctx.prices) } : null;
+    const usage = lmUsage(leadModel, result.usage ? { ...withCost(result.usage, ctx.model, ctx.prices) } : null);
     const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: result.status, error: result.error ?? null, usage, extra: result.status === "success" ? extra : {}, receipt });
     if (!ended || ended.status === result.status) return result;
     return { status: ended.status, ...(ended.error ? { error: ended.error } : {}) };

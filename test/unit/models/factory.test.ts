@@ -4,6 +4,7 @@ import assert from "node:assert/strict";
 import { parseHarnessConfig } from "../../../extension/harness/config/harnessConfig.js";
 import { createChatModel, resolveModel, runKeys } from "../../../extension/harness/models/factory.js";
 import { HarnessError } from "../../../extension/harness/errors.js";
+import type { ChatOpenAI } from "@langchain/openai";
 
 const config = parseHarnessConfig(
   {
@@ -55,11 +56,11 @@ test("--base-url with --model is an ad-hoc model for that invocation; --base-url
 
 test("the chat model takes the key from the named env var, an explicit key wins, and retries are left to the middleware", () => {
   const fast = resolveModel(config, { name: "fast" }, {});
-  const fromEnv = createChatModel(fast, { env: { FAST_KEY: "sk-from-env" } });
+  const fromEnv = createChatModel(fast, { env: { FAST_KEY: "sk-from-env" } }) as ChatOpenAI;
   assert.equal(fromEnv.apiKey, "sk-from-env");
   assert.equal(fromEnv.model, "gpt-fast");
   assert.equal((fromEnv as unknown as { caller: { maxRetries: number } }).caller.maxRetries, 0);
-  assert.equal(createChatModel(fast, { env: { FAST_KEY: "a" }, apiKey: "sk-explicit" }).apiKey, "sk-explicit");
+  assert.equal((createChatModel(fast, { env: { FAST_KEY: "a" }, apiKey: "sk-explicit" }) as ChatOpenAI).apiKey, "sk-explicit");
 });
 
 test("invalid configuration is rejected with the field named", () => {

@@ -1,0 +1,182 @@
+/**
+ * `@deerflow` in the Chat view (issue 25): a chat request starts a run on the workspace's DeerFlow
+ * thread through `runs/start`, the same launcher the panel uses (one run system, one journal),
+ * and follows it through the journal (`events/subscribe`) as the panel does.
+ *
+ * The response: the answer as markdown while it streams; each tool call as a `progress` line;
+ * presented artifacts as `anchor`s that open the file; tool calls that wait on the user as
+ * Approve / Reject / Open in Panel `button`s (no stable confirmation part exists). Chat's Stop
+ * stops following the run and asks whether to cancel the run itself; a run that outlives the chat
+ * turn keeps running in the harness, and the next request says so with a button to open it.
+ * The Chat view's model, a vscode.lm model, is the run's model. `/new` starts a new thread,
+ * `/plan` runs in plan mode.
+ *
+ * The Chat view and its participants are reachable from VS Code 1.104 on (code-server shows no
+ * Chat view before); before that the participant only says so.
+ */
+import { basename } from "node:path";
+import * as vscode from "vscode";
+import type { JournalEvent } from "../../protocol/rpc.js";
+import type { PendingApproval } from "../../protocol/approvals.js";
+import { VSCODE_LM_PREFIX } from "../../protocol/lm.js";
+import type { Ctx } from "../context.js";
+import { errorText } from "../harnessClient.js";
+
+export const PARTICIPANT_ID = "deerflow.chat";
+export const DECIDE_COMMAND = "deerflow.chat.decide";
+
+export function atLeast(version: string, major: number, minor: number): boolean {
+  const [a = 0, b = 0] = version.split(".").map((n) => Number.parseInt(n, 10));
+  return a > major || (a === major && b >= minor);
+}
+
+/** Which thread a chat request runs on: /new makes one, else the panel's, else the newest, else a new one. */
+async function threadFor(ctx: Ctx, folder: string, fresh: boolean): Promise<string> {
+  if (fresh) return (await ctx.harness.request("threads/create", { workspaceFolder: folder })).thread_id;
+  const shown = ctx.session.shownThreadId;
+  if (shown) return shown;
+  const threads = await ctx.harness.request("threads/list", { workspaceFolder: folder });
+  const newest = [...threads].sort((a, b) => b.updated_at.localeCompare(a.updated_at))[0];
+  return newest?.thread_id ?? (await ctx.harness.request("threads/create", { workspaceFolder: folder })).thread_id;
+}
+
+function files(request: vscode.ChatRequest): string[] {
+  const out: string[] = [];
+  for (const r of request.references) {
+    const v = r.value;
+    if (v instanceof vscode.Uri && v.scheme === "file") out.push(v.fsPath);
+    else if (v instanceof vscode.Location && v.uri.scheme === "file") out.push(v.uri.fsPath);
+  }
+  return [...new Set(out)];
+}
+
+function approvalButtons(stream: vscode.ChatResponseStream, folder: string, threadId: string, model: string | undefined, pending: PendingApproval[]): void {
+  stream.markdown(`\n\n**Waiting for your decision** on ${pending.length === 1 ? "this call" : `these ${pending.length} calls`}:\n`);
+  for (const p of pending) stream.markdown(`\n- \`${p.name}\`: ${p.reason}`);
+  stream.markdown("\n\n");
+  // The decided calls run on the model the chat turn used (else runs/decide takes the default model).
+  const decide = (decision: "approve" | "reject") => [{ folder, threadId, ...(model ? { model } : {}), decisions: pending.map((p) => ({ tool_call_id: p.tool_call_id, decision })) }];
+  stream.button({ command: DECIDE_COMMAND, title: "Approve", arguments: decide("approve") });
+  stream.button({ command: DECIDE_COMMAND, title: "Reject", arguments: decide("reject") });
+  stream.button({ command: "deerflow.openPanel", title: "Open in Panel" });
+}
+
+/** Follows one run from `afterSeq` until its `end` (or until chat stops it): renders as it goes. */
+function follow(ctx: Ctx, folder: string, threadId: string, runId: string, afterSeq: number, stream: vscode.ChatResponseStream, token: vscode.CancellationToken) {
+  return new Promise<{ end?: Extract<JournalEvent, { event: "end" }> }>((resolve, reject) => {
+    let subscriptionId: string | undefined;
+    const early: JournalEvent[][] = [];
+    const announced = new Set<string>();
+    const handle = (events: JournalEvent[]) => {
+      for (const e of events) {
+        if (e.run_id !== runId) continue;
+        if (e.event === "messages") {
+          for (const c of e.data) {
+            if (c.type !== "ai") continue;
+            if (c.content) stream.markdown(c.content);
+            for (const t of c.tool_call_chunks ?? []) {
+              const key = `${c.id}:${t.index ?? 0}`;
+              if (t.name && !announced.has(key)) {
+                announced.add(key);
+                stream.progress(`Running ${t.name}…`);
+              }
+            }
+          }
+        } else if (e.event === "end") {
+          done({ end: e });
+        }
+      }
+    };
+    const listener = ctx.harness.onNotification("events/event", (p) => {
+      if (subscriptionId === undefined) early.push(p.events);
+      else if (p.subscriptionId === subscriptionId) handle(p.events);
+    });
+    const stop = token.onCancellationRequested(() => done({}));
+    function done(r: { end?: Extract<JournalEvent, { event: "end" }> }) {
+      listener.dispose();
+      stop.dispose();
+      if (subscriptionId) void ctx.harness.request("events/unsubscribe", { subscriptionId }).catch(() => undefined);
+      resolve(r);
+    }
+    ctx.harness.request("events/subscribe", { workspaceFolder: folder, threadId, afterSeq }).then((s) => {
+      subscriptionId = s.subscriptionId;
+      // Replayed events may arrive before the answer; those of other subscriptions are skipped by run id.
+      for (const batch of early.splice(0)) handle(batch);
+    }, (err: unknown) => {
+      listener.dispose();
+      stop.dispose();
+      reject(err instanceof Error ? err : new Error(String(err)));
+    });
+  });
+}
+
+async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.ChatResponseStream, token: vscode.CancellationToken): Promise<vscode.ChatResult> {
+  if (!atLeast(vscode.version, 1, 104)) {
+    stream.markdown(`@deerflow in the Chat view needs VS Code 1.104 or later (this is ${vscode.version}). Use the DeerFlow panel (DeerFlow: Open Panel).`);
+    return {};
+  }
+  const folder = (await ctx.session.folder(false))?.uri.fsPath;
+  if (!folder) {
+    stream.markdown("Open a folder first: DeerFlow's threads belong to a workspace folder.");
+    return {};
+  }
+  const threadId = await threadFor(ctx, folder, request.command === "new");
+  const state = await ctx.harness.request("threads/state", { workspaceFolder: folder, threadId });
+  if (state.active_run) {
+    stream.markdown(`Run \`${state.active_run.run_id}\` is still running on this thread (it outlived an earlier chat turn). Open it in the panel to follow it.`);
+    stream.button({ command: "deerflow.openPanel", title: "Open in Panel" });
+    return { metadata: { runId: state.active_run.run_id, threadId } };
+  }
+  if (request.command === "new" && !request.prompt.trim()) {
+    stream.markdown("A new DeerFlow thread is ready: ask away.");
+    return { metadata: { threadId } };
+  }
+  const before = new Set(state.artifacts.map((a) => a.path));
+  const model = request.model ? `${VSCODE_LM_PREFIX}${request.model.vendor}/${request.model.family}` : ctx.session.model();
+  const started = await ctx.harness.request("runs/start", {
+    workspaceFolder: folder,
+    threadId,
+    prompt: request.prompt,
+    ...(files(request).length > 0 ? { files: files(request) } : {}),
+    ...(model ? { model } : {}),
+    ...(request.command === "plan" ? { planMode: true } : {}),
+  });
+  const { end } = await follow(ctx, folder, threadId, started.run_id, state.last_seq, stream, token);
+  if (!end) {
+    // Chat's Stop: the run goes on in the harness unless the user says otherwise.
+    void vscode.window.showInformationMessage("DeerFlow: the chat stopped following the run. Cancel the run itself too?", "Cancel Run", "Open in Panel").then(async (choice) => {
+      if (choice === "Cancel Run") await ctx.harness.request("runs/cancel", { workspaceFolder: folder, runId: started.run_id });
+      else if (choice === "Open in Panel") await vscode.commands.executeCommand("deerflow.openPanel");
+    });
+    return { metadata: { runId: started.run_id, threadId } };
+  }
+  const after = await ctx.harness.request("threads/state", { workspaceFolder: folder, threadId });
+  for (const a of after.artifacts) if (!before.has(a.path) && a.exists) stream.anchor(vscode.Uri.file(a.host_path), basename(a.host_path));
+  if (end.data.stop_reason === "approval" && end.data.pending_approvals?.length) approvalButtons(stream, folder, threadId, model, end.data.pending_approvals);
+  if (end.data.status !== "success") {
+    return { errorDetails: { message: end.data.error ?? `The run ended ${end.data.status}.` }, metadata: { runId: started.run_id, threadId } };
+  }
+  return { metadata: { runId: started.run_id, threadId } };
+}
+
+export function registerChatParticipant(ctx: Ctx): vscode.Disposable[] {
+  const decide = vscode.commands.registerCommand(DECIDE_COMMAND, async (arg: { folder: string; threadId: string; model?: string; decisions: Array<{ tool_call_id: string; decision: "approve" | "reject" }> }) => {
+    try {
+      const r = await ctx.harness.request("runs/decide", { workspaceFolder: arg.folder, threadId: arg.threadId, decisions: arg.decisions, ...(arg.model ? { model: arg.model } : {}) });
+      void vscode.window.showInformationMessage(`DeerFlow: ${arg.decisions[0]?.decision === "approve" ? "approved" : "rejected"}; the run goes on (${r.run_id}).`, "Open in Panel").then((c) => {
+        if (c) void vscode.commands.executeCommand("deerflow.openPanel");
+      });
+      return r.run_id;
+    } catch (err) {
+      void vscode.window.showErrorMessage(`DeerFlow: ${errorText(err)}`);
+      return undefined;
+    }
+  });
+  // Not on every VS Code the engine range allows, and absent in some forks: then no participant.
+  if (typeof vscode.chat?.createChatParticipant !== "function") return [decide];
+  const participant = vscode.chat.createChatParticipant(PARTICIPANT_ID, (request, _context, stream, token) =>
+    handler(ctx, request, stream, token).catch((err: unknown) => ({ errorDetails: { message: `DeerFlow: ${errorText(err)}` } })),
+  );
+  participant.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, "media", "deerflow.svg");
+  return [decide, participant];
+}
