@@ -3,7 +3,7 @@
  * Type-only.
  */
 
-export type ToolClass = "read" | "write" | "protected" | "shell" | "other";
+export type ToolClass = "read" | "write" | "protected" | "shell" | "mcp" | "other";
 export type ApprovalMode = "auto" | "ask" | "deny";
 
 /** One tool call a paused run waits on: `end.data.pending_approvals`, the `approval_requested` event. */
@@ -14,6 +14,8 @@ export interface PendingApproval {
   class: ToolClass;
   /** Why it asks, as a person reads it ("runs a command on this machine: npm test"). */
   reason: string;
+  /** An MCP tool (issue 23): its server, its own name, and the server's hints (shown, never trusted). */
+  mcp?: { server: string; tool: string; source: "user" | "workspace"; annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; openWorldHint?: boolean; idempotentHint?: boolean } };
 }
 
 /** The user's decision on one pending call. */

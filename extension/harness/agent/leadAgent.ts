@@ -28,6 +28,10 @@ import type { MemoryRunHooks } from "../memory/hooks.js";
 import type { SummarizationOptions } from "../middlewares/summarization.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { DEFAULT_MAX_TURNS } from "../config/harnessConfig.js";
+import { assembleDeferredTools, type ToolSearchSettings } from "../mcp/deferred.js";
+import { mcpToolIndex } from "../mcp/tools.js";
+import { mcpPromptSections } from "../mcp/prompt.js";
+import { diagnostics } from "../diagnostics.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -64,6 +68,8 @@ export interface LeadAgentOptions {
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
   /** The run's turn budget (model calls) and DeerFlow's step ceiling; absent → DEFAULT_MAX_TURNS. */
   turns?: { maxTurns: number; maxRecursionLimit?: number };
+  /** This run's MCP tools (issue 23, mcp/registry.ts `toolsFor`) and when to defer them behind tool_search. */
+  mcp?: { tools: readonly StructuredToolInterface[]; toolSearch?: ToolSearchSettings };
 }
 
 export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
@@ -80,6 +86,11 @@ export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: S
   ];
   // DeerFlow registers view_image only for vision models: others cannot use the bytes.
   if (o.supportsVision) tools.push(viewImageTool(o.dirs, o.blobs));
+  // MCP tools after the built-ins (DeerFlow's dedup order): a server cannot replace one of ours.
+  for (const t of o.mcp?.tools ?? []) {
+    if (tools.some((b) => b.name === t.name)) diagnostics.warn(`Duplicate tool name '${t.name}' detected and skipped (an MCP tool named like a built-in).`);
+    else tools.push(t);
+  }
   return tools;
 }
 
@@ -93,8 +104,11 @@ export function buildLeadAgent(options: LeadAgentOptions) {
     sandboxKind: o.sandboxKind,
     allowHostCommands: o.allowHostCommands,
     protectedWritesAllowed: o.protectedWritesAllowed,
+    mcpTools: mcpToolIndex(tools),
   };
   const parentTools = [...tools];
+  // Past a size (or when configured), MCP schemas wait behind tool_search (mcp/deferred.ts); subagents assemble their own.
+  const deferred = assembleDeferredTools(tools, o.mcp?.toolSearch);
   if (o.subagents) {
     tools.push(
       taskTool({
@@ -102,6 +116,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
         modelName: o.subagents.modelName,
         ...(o.subagents.keyFor ? { keyFor: o.subagents.keyFor } : {}),
         parentTools,
+        ...(o.mcp?.toolSearch ? { toolSearch: o.mcp.toolSearch } : {}),
         bashAllowed: bashEnabled,
         settings: o.subagents.settings,
         chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval },
@@ -109,7 +124,8 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       }),
     );
   }
-  const prompt = buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode });
+  const mcpSections = mcpPromptSections(tools, deferred);
+  const prompt = [buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode }), mcpSections].filter(Boolean).join("\n\n");
   return buildAgentGraph({
     model: o.model,
     tools,
@@ -130,6 +146,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       ...(o.maxTokensPerRun ? { tokenBudget: { maxTokens: o.maxTokensPerRun } } : {}),
       ...(o.summarization ? { summarization: o.summarization } : {}),
       ...(o.beforeSummarize ? { beforeSummarize: o.beforeSummarize } : {}),
+      ...(deferred.hash ? { deferred: { ...deferred, hash: deferred.hash, topK: o.mcp?.toolSearch?.autoPromoteTopK ?? 3 } } : {}),
     }),
     checkpointer: o.checkpointer,
   });

@@ -54,8 +54,10 @@
  *   [22] Memory                   ported  — with memory on: the conversation queued for debounced
  *                                           fact extraction after the turn (memory/)
  *   [23] ViewImage (vision)       ported  — viewed images injected into the next request only
- *   [24] McpRouting               not yet — no MCP tools
- *   [25] DeferredToolFilter       not yet — no deferred (MCP) tools
+ *   [24] McpRouting               ported  — with deferred MCP tools whose routing is `prefer`: the ones the
+ *                                           user's words match are promoted before the model call
+ *   [25] DeferredToolFilter       ported  — with deferred MCP tools (tool_search): unpromoted schemas
+ *                                           leave the request, a call to one gets DeerFlow's error
  *   [26] SystemMessageCoalescing  ported  — exactly one leading system message per request
  *   [27] SubagentLimit            ported  — with subagents on: at most max_concurrent `task` calls per
  *                                           response, max_total_per_run per run, then "[SUBAGENT LIMIT
@@ -110,6 +112,9 @@ import { tokenBudgetMiddleware, type TokenBudgetOptions } from "../middlewares/t
 import { summarizationMiddleware, type SummarizationOptions } from "../middlewares/summarization.js";
 import { durableContextMiddleware } from "../middlewares/durableContext.js";
 import type { BaseMessage } from "@langchain/core/messages";
+import { mcpRoutingMiddleware } from "../middlewares/mcpRouting.js";
+import { deferredToolFilterMiddleware } from "../middlewares/deferredToolFilter.js";
+import type { DeferredSetup } from "../mcp/deferred.js";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -138,6 +143,8 @@ export interface ChainContext {
   summarization?: Omit<SummarizationOptions, "beforeSummarize">;
   /** Called with the messages about to be summarized, once their summary exists (DeerFlow's before_summarization hooks; errors are logged). */
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
+  /** MCP tools deferred behind tool_search this run (issue 23, mcp/deferred.ts); absent → neither McpRouting nor DeferredToolFilter. */
+  deferred?: DeferredSetup & { hash: string; topK: number };
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
@@ -175,6 +182,8 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     titleMiddleware(ctx.titleModel), // [21]
     ctx.memory && memoryMiddleware(ctx.memory), // [22]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
+    ctx.deferred && ctx.deferred.routing.size > 0 && mcpRoutingMiddleware({ hash: ctx.deferred.hash, topK: ctx.deferred.topK, index: ctx.deferred.routing }), // [24]
+    ctx.deferred && deferredToolFilterMiddleware({ names: ctx.deferred.names, hash: ctx.deferred.hash }), // [25]
     systemMessageCoalescingMiddleware(), // [26]
     ctx.subagentLimit && subagentLimitMiddleware(ctx.subagentLimit), // [27]
     loopDetectionMiddleware(ctx.loopDetection), // [28]

@@ -66,6 +66,7 @@ export const HarnessConfigZ = z.object({
       write: z.enum(["auto", "ask", "deny"]),
       protected: z.enum(["auto", "ask", "deny"]),
       shell: z.enum(["auto", "ask", "deny"]),
+      mcp: z.enum(["auto", "ask", "deny"]),
       other: z.enum(["auto", "ask", "deny"]),
     })
     .partial()

@@ -65,6 +65,7 @@ export function verdictFor(call: { id?: string; name: string; args?: unknown }, 
   const mode = o.policy[cls.class];
   if (mode === "deny") return { ...cls, mode };
   if (cls.inert) return { ...cls, mode: "auto" };
+  if (cls.preapproved && mode === "ask") return { ...cls, mode: "auto" };
   if (mode === "ask") {
     if (call.id !== undefined && (consent.granted ?? []).includes(call.id)) return { ...cls, mode: "auto" };
     if ((consent.always ?? []).includes(call.name)) return { ...cls, mode: "auto" };
@@ -120,7 +121,14 @@ export function approvalMiddleware(o: ApprovalOptions) {
         for (const call of last.tool_calls) {
           const v = verdictFor(call, consentOf(s, runtime.configurable), o);
           if (v.mode !== "ask") continue;
-          asks.push({ tool_call_id: call.id ?? "", name: call.name, args: (call.args ?? {}) as Record<string, unknown>, class: v.class, reason: v.reason });
+          asks.push({
+            tool_call_id: call.id ?? "",
+            name: call.name,
+            args: (call.args ?? {}) as Record<string, unknown>,
+            class: v.class,
+            reason: v.reason,
+            ...(v.mcp ? { mcp: { server: v.mcp.server, tool: v.mcp.tool, source: v.mcp.scope, annotations: { ...v.mcp.annotations } } } : {}),
+          });
         }
         if (asks.length === 0) return undefined;
         runtime.writer?.({ type: "approval_requested", approvals: asks });

@@ -28,6 +28,7 @@ import { HostFiles } from "../sandbox/files.js";
 import { TrackedFiles } from "../changes/tracker.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
+import { mcpRunTools, type McpRunSource } from "../mcp/runTools.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -40,6 +41,8 @@ export interface WorkerServices {
   bashTimeoutMs?: number;
   /** Long-term memory, when on for this run (issue 15): the entry point's per-user service. */
   memory?: MemoryWiring;
+  /** The folder's MCP servers (issue 23): their tools join the run, their states its journal. */
+  mcp?: McpRunSource;
 }
 
 /** `errorCode`: the HarnessError code when the run was refused before it ran (sandbox preflight). */
@@ -97,6 +100,8 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
           s.memory.onQueued,
         )
       : undefined;
+    // MCP (issue 23): each server's state is journaled (after the run's metadata), its tools join the run.
+    const mcp = s.mcp ? await mcpRunTools(s.mcp, { threadId: ctx.threadId, runId: run.run_id, signal: controller.signal, blobs: s.blobs, supportsVision: ctx.model.supportsVision, append: (e) => manager.journal.append(e) }) : undefined;
     const agent = buildLeadAgent({
       model: createChatModel(ctx.model, { ...withKey(ctx.keyFor, ctx.model), ...thinkingFromContext(ctx.context) }),
       supportsVision: ctx.model.supportsVision,
@@ -117,6 +122,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.keyFor) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
       approvalPolicy: ctx.approvalPolicy,
+      ...(mcp ? { mcp: { tools: mcp.tools, toolSearch: s.mcp!.toolSearch } } : {}),
       // Its own key (by its api_key_env), never the run's: the title model may be another endpoint.
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, withKey(ctx.keyFor, ctx.titleModel)) } : {}),
     });
@@ -136,11 +142,13 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
         emit: (e) => {
           delivery.observe(e);
           manager.journal.append(e);
+          if (e.event === "metadata") mcp?.started();
         },
       });
     } finally {
       clearInterval(heartbeat);
       if (timer) clearTimeout(timer);
+      mcp?.done();
     }
     // Whatever the status: bash may have changed or removed a file since the tool wrote it.
     await tracker?.settle();

@@ -8,8 +8,8 @@
  */
 import { StateSchema, ReducedValue } from "@langchain/langgraph";
 import { z } from "zod";
-import { mergeArtifacts, mergeSandbox, mergeTodos, mergeViewedImages } from "./reducers.js";
-import type { SandboxState, Todo, ViewedImage } from "./reducers.js";
+import { mergeArtifacts, mergePromoted, mergeSandbox, mergeTodos, mergeViewedImages } from "./reducers.js";
+import type { PromotedTools, SandboxState, Todo, ViewedImage } from "./reducers.js";
 
 export const SandboxStateZ = z.object({ sandbox_id: z.string().nullable().optional() });
 export const ViewedImageZ = z.object({ mime_type: z.string(), size: z.number(), sha256: z.string() });
@@ -28,12 +28,24 @@ export const UploadedFileZ = z.object({
 });
 
 export const PendingApprovalsZ = z
-  .array(z.object({ tool_call_id: z.string(), name: z.string(), args: z.record(z.string(), z.unknown()), class: z.enum(["read", "write", "protected", "shell", "other"]), reason: z.string() }))
+  .array(
+    z.object({
+      tool_call_id: z.string(),
+      name: z.string(),
+      args: z.record(z.string(), z.unknown()),
+      class: z.enum(["read", "write", "protected", "shell", "mcp", "other"]),
+      reason: z.string(),
+      mcp: z.object({ server: z.string(), tool: z.string(), source: z.enum(["user", "workspace"]), annotations: z.record(z.string(), z.boolean()).optional() }).optional(),
+    }),
+  )
   .nullable()
   .optional();
 export const AlwaysAllowZ = z.array(z.string()).nullable().optional();
 /** What `summary_text` covers (middlewares/summarizationPlan.ts SummaryUpto). */
 export const SummaryUptoZ = z.object({ message_id: z.string(), message_count: z.number(), kept_ids: z.array(z.string()) }).nullable().optional();
+
+/** Deferred MCP tools promoted by tool_search (issue 23), scoped by the catalog's hash. */
+export const PromotedZ = z.object({ catalog_hash: z.string(), names: z.array(z.string()) });
 
 export type ThreadData = z.infer<typeof ThreadDataZ>;
 export type UploadedFile = z.infer<typeof UploadedFileZ>;
@@ -69,6 +81,11 @@ export const threadStateFields = {
    */
   summary_text: z.string().nullable().optional(),
   summary_upto: SummaryUptoZ,
+  /** Deferred tools the model fetched with tool_search (issue 23, mcp/deferred.ts): DeerFlow's `promoted`. */
+  promoted: new ReducedValue(PromotedZ.nullable().optional(), {
+    inputSchema: PromotedZ.nullable().optional(),
+    reducer: (a: PromotedTools | null | undefined, b: PromotedTools | null | undefined) => mergePromoted(a, b),
+  }),
   viewed_images: new ReducedValue(z.record(z.string(), ViewedImageZ).default(() => ({})), {
     inputSchema: z.record(z.string(), ViewedImageZ).nullable().optional(),
     reducer: (a: Record<string, ViewedImage>, b: Record<string, ViewedImage> | null | undefined) => mergeViewedImages(a, b),

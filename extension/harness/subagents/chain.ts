@@ -28,6 +28,7 @@ import { modelLengthFinishReasonMiddleware } from "../middlewares/modelLengthFin
 import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.js";
 import type { ApprovalOptions } from "../middlewares/approval.js";
 import { subagentApprovalMiddleware } from "./approval.js";
+import { deferredToolFilterMiddleware } from "../middlewares/deferredToolFilter.js";
 import { subagentBudgetMiddleware, type BudgetState } from "./budget.js";
 
 export interface SubagentChainContext {
@@ -42,6 +43,8 @@ export interface SubagentChainContext {
   tokenBudget: number;
   /** Filled by the budget middleware when a cap ends the run. */
   budget: BudgetState;
+  /** The subagent's own deferred MCP tools (issue 23, mcp/deferred.ts), hidden until its tool_search promotes them. */
+  deferred?: { names: ReadonlySet<string>; hash: string };
 }
 
 export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[] {
@@ -58,6 +61,7 @@ export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(), // [14]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
+    ctx.deferred !== undefined && deferredToolFilterMiddleware(ctx.deferred), // [25]
     systemMessageCoalescingMiddleware(), // [26]
     loopDetectionMiddleware(), // [28]
     subagentBudgetMiddleware({ maxTurns: ctx.maxTurns, tokenBudget: ctx.tokenBudget }, ctx.budget), // [29] TokenBudget + DeerFlow's max_turns
