@@ -7,7 +7,7 @@ import tseslint from "typescript-eslint";
 
 export default tseslint.config(
   // samples/ are the user's-project fixtures the agent works on, not our code.
-  { ignores: ["dist/**", "node_modules/**", "out/**", ".vscode-test/**", "samples/**", "**/*.mjs"] },
+  { ignores: ["dist/**", ".prof/**", "node_modules/**", "out/**", ".vscode-test/**", "samples/**", "**/*.mjs"] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -16,9 +16,14 @@
 import { resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { launchCodeServer, repoRoot } from "../test/vscode/launch.js";
-import { defaultCodeServer } from "../test/vscode/codeServers.js";
+import { defaultCodeServer, withoutNpmConfig } from "../test/vscode/codeServers.js";
 import { startModelServer } from "../test/fixtures/modelServer.js";
 import { tour } from "./sampleTour.js";
+
+// `npm start` exported its npm's configuration (npm_config_*, its Node 20 user agent among them):
+// nothing this starts (the installers' npm, code-server, the harness) is to read it as its own.
+const clean = withoutNpmConfig();
+for (const k of Object.keys(process.env)) if (!(k in clean)) delete process.env[k];
 
 const { values } = parseArgs({
   options: { port: { type: "string" }, workspace: { type: "string" }, smoke: { type: "boolean", default: false } },

@@ -13,7 +13,7 @@ import { App } from "./components/app.js";
 import { ReviewArea } from "./components/review.js";
 import { parseReviewMessage } from "./components/reviewGuard.js";
 import { parseHostMessage } from "./model/guard.js";
-import { dismissNotice, initialState, persisted, reduce } from "./store.js";
+import { dismissNotice, initialState, markContinued, persisted, reduce } from "./store.js";
 import type { PanelState } from "./store.js";
 import { connect } from "./vscodeApi.js";
 import type { SavedState } from "./vscodeApi.js";
@@ -33,7 +33,11 @@ let saveTimer: ReturnType<typeof setTimeout> | undefined;
 
 // Approval cards and changed files keep their own state and draw when their messages arrive.
 const review = new ReviewArea((m) => port.post(m));
-const app = new App(document.getElementById("app") ?? document.body, (m) => port.post(m), schedule, () => dispatch(dismissNotice(state)), [review.root]);
+const continueRun = (): void => {
+  dispatch(markContinued(state));
+  port.post({ type: "continueRun" });
+};
+const app = new App(document.getElementById("app") ?? document.body, (m) => port.post(m), schedule, () => dispatch(dismissNotice(state)), continueRun, [review.root]);
 
 function schedule(): void {
   if (frame === 0) frame = requestAnimationFrame(paint);

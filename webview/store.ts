@@ -5,7 +5,7 @@
  */
 import type { HostToWebview } from "../extension/protocol/webview.js";
 import type { RunStatus } from "../extension/protocol/events.js";
-import { applyEvents, fromState } from "./model/threadView.js";
+import { applyEvents, fromState, turnCappedKey } from "./model/threadView.js";
 import type { PanelState, ThreadView } from "./model/types.js";
 
 export type { PanelState, ThreadView } from "./model/types.js";
@@ -22,6 +22,7 @@ export const initialState: PanelState = {
   attachments: [],
   images: new Map(),
   notice: null,
+  continued: null,
 };
 
 /** A thread view survives only while it is the shown thread; the host sends `state` on a switch. */
@@ -47,7 +48,7 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
       // The snapshot is authoritative (switch or reload): it replaces the view, and its last_seq
       // is where the live events continue.
       const thread = fromState(m.state);
-      return { ...s, threadId: m.state.thread_id, thread, liveRun: activeOf(thread.run.status) };
+      return { ...s, threadId: m.state.thread_id, thread, liveRun: activeOf(thread.run.status), continued: null };
     }
     case "events": {
       if (!s.thread || s.thread.threadId !== m.threadId) return s;
@@ -68,7 +69,8 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
       return { ...s, images };
     }
     case "error":
-      return { ...s, notice: m.message };
+      // A refused Continue (the host says why) offers the button again.
+      return { ...s, notice: m.message, continued: null };
     default:
       return s;
   }
@@ -76,6 +78,22 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
 
 export function dismissNotice(s: PanelState): PanelState {
   return s.notice === null ? s : { ...s, notice: null };
+}
+
+/**
+ * Whether the panel offers Continue: the shown thread's last run used its turn budget, no run is
+ * active, and Continue was not pressed for it already (model/threadView.ts turnCappedKey).
+ */
+export function canContinue(s: PanelState): boolean {
+  if (!s.thread || isRunActive(s)) return false;
+  const key = turnCappedKey(s.thread);
+  return key !== null && key !== s.continued;
+}
+
+/** Continue was pressed: hide it until the run it starts (or the host's refusal) is heard of. */
+export function markContinued(s: PanelState): PanelState {
+  const key = s.thread ? turnCappedKey(s.thread) : null;
+  return key === null || key === s.continued ? s : { ...s, continued: key };
 }
 
 export type RunPhase = "idle" | "pending" | "running" | "success" | "error" | "timeout" | "interrupted";

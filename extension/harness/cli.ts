@@ -16,7 +16,7 @@ import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
 
 const USAGE = `Usage:
-  deerflow run     --workspace DIR --prompt TEXT [--thread ID] [--upload FILE]... [--model NAME]
+  deerflow run     --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
                    [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
                    [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
                    [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
@@ -25,10 +25,12 @@ const USAGE = `Usage:
                    max_turns, default 200): at N the run ends "success" with stop_reason
                    "turn_capped", every tool call answered; a next run on the thread continues.
                    --max-tokens caps the run's tokens (input + output, subagents included; config
-                   key token_budget.max_tokens_per_run; 0 = none): at N the answer's tool calls
-                   are dropped and the run ends with stop_reason "token_capped".
+                   token_budget: enabled, max_tokens, max_input/output_tokens, thresholds; 0 =
+                   none): at the cap the answer's tool calls are dropped and the run ends with
+                   stop_reason "token_capped".
                    The end event's data.usage has input, output, total, cached and reasoning
-                   tokens and an estimated cost (null when the model's price is unknown).
+                   tokens, the same by model (by_model) and an estimated cost (null when a
+                   model's price is unknown).
                    --subagents gives the run the task tool (subagents general-purpose and bash,
                    and the config's subagents.custom_agents; config key subagents.enabled);
                    their events carry data.task_id.
@@ -46,8 +48,11 @@ const USAGE = `Usage:
                    Decides every tool call the thread waits on, then continues the run and
                    streams like run (same output, same exit codes). Rejected calls answer the
                    model "Rejected by the user: <reason>". Takes run's model, sandbox,
-                   --max-turns and --approval flags; without them it continues with the paused run's model and
-                   host-command setting.
+                   --max-turns and --approval flags; without them it continues with the paused
+                   run's model and host-command setting. A yes covers the call it names once.
+                   --always-allow TOOL also keeps the card's rule for this thread: bash commands
+                   whose every sub-command starts with the card's prefix, in the same sandbox
+                   kind; other tools' calls of the same class; never a protected write.
   deerflow state   --workspace DIR --thread ID [--data-dir DIR]
                    The thread's state, with "usage": the sum over its runs (and the last run's).
   deerflow threads --workspace DIR [--data-dir DIR]
@@ -71,12 +76,16 @@ const USAGE = `Usage:
                    Puts those files back as they were before the run (an added file is removed).
                    A file changed again since the run is refused and kept (exit 1), the others
                    are reverted. Refused while a run of the thread is active.
-  deerflow memory show|clear [--data-dir DIR]
+  deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR]
                    Long-term memory (one per data directory): after a run, the user's messages
-                   and the final answers are queued for fact extraction by the model (the run's,
-                   or memory.model_name), done before the CLI exits ("memory: updated (N facts)"
-                   on stderr). A thread's first request carries it as a hidden <memory> block.
-                   show prints it as JSON; clear empties it and drops queued updates.
+                   and the final answers not yet extracted are queued for fact extraction by the
+                   model (the run's, or memory.model_name), done before the CLI exits ("memory:
+                   updated (N facts)" on stderr). A thread's first request carries it as a hidden
+                   <memory> block. What is learnt in a workspace is given only to that workspace's
+                   threads; entries that read as instructions or permissions are not stored.
+                   show prints it as JSON (--workspace: what that folder's threads are given);
+                   clear empties it and drops queued updates; promote makes a fact (or a folder's
+                   section, e.g. user.workContext) global.
                    run --no-memory (or config memory.enabled false): no injection, no extraction.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
@@ -84,6 +93,10 @@ const USAGE = `Usage:
                    approved (devcontainer.json, its Dockerfile/compose files, local features,
                    the scripts its initializeCommand names). approve prints what it approves,
                    including the commands that run on this machine, and records it.
+
+Configuration: DeerFlow's config.yaml in the data dir (or config.json, or the file DEERFLOW_CONFIG
+names), DeerFlow's keys; $NAME values come from the environment. Keys this port does not
+implement are listed once on stderr; a malformed file is a usage error (exit 2) naming its line.
 `;
 
 async function main(argv: string[]): Promise<number> {

@@ -23,6 +23,18 @@ export type HarnessErrorCode =
    * not approved by the user, or changed since; nothing was brought up (devcontainer/approvals.ts).
    */
   | "sandbox_config_unapproved"
+  /**
+   * Dev container sandbox: the container does not have DeerFlow's read-only mounts of the paths
+   * that make the host run code (a running container made without them, a Compose configuration,
+   * a workspaceMount DeerFlow cannot map); no command runs in it (devcontainer/protectedMounts.ts).
+   */
+  | "sandbox_unprotected"
+  /**
+   * A command in the dev container created or changed a path that makes the host run code, which
+   * the read-only mounts could not stop (a new nested `.git`, a new `.envrc`): the run ends before
+   * its next step (devcontainer/protectedWatch.ts, middlewares/sandboxAudit.ts).
+   */
+  | "sandbox_tampered"
   | "path_denied"
   /** A write the trust boundary refuses because it could make code run on the host (sandbox/trust/protectedPaths.ts). */
   | "path_protected"
@@ -38,6 +50,8 @@ export type HarnessErrorCode =
   | "run_not_found"
   /** Long-term memory (issue 15): the stored or submitted document is not valid JSON or not memory-shaped; nothing was changed. */
   | "memory_invalid"
+  /** Long-term memory (issue 21): the fact or workspace section asked for (memory/promote) is not in the memory. */
+  | "memory_not_found"
   /** Manual compaction (issue 15): every summary model failed (the configured one, then the run's); nothing was written. */
   | "summary_failed"
   /** Manual compaction: cancelled (deerflow cancel, runs/cancel) before its summary was written; nothing was written. */

@@ -58,7 +58,10 @@ setDiagnostics(log);
 
 const session = new Session();
 const workspaces = new Workspaces(session, log, (p) => notify("sandbox/status", p));
-const memory = new ServerMemory(session, log);
+const memory = new ServerMemory(session, log, {
+  notify: (p) => notify("memory/changed", p),
+  hostPathOf: (folder) => workspaces.all().find((w) => w.folder === folder)?.hostPath,
+});
 const runs = new Runs(session, workspaces, log, (p) => notify("runs/ended", p), memory);
 const subscriptions = new Subscriptions(
   (p) => notify("events/event", p),

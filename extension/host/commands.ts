@@ -43,6 +43,13 @@ const commands: Record<string, Command> = {
     return cancelled;
   },
 
+  // The panel's Continue (issue 20): the next run on a thread whose last run used its turn budget.
+  "deerflow.continueRun": (ctx) => async () => {
+    const res = await ctx.session.continueRun();
+    if (!res.ok) void vscode.window.showInformationMessage(`DeerFlow: ${res.reason}`);
+    return res.ok ? res.runId : undefined;
+  },
+
   "deerflow.attachFiles": (ctx) => async (uris?: unknown) => {
     const given = Array.isArray(uris) ? uris.filter((u): u is vscode.Uri => u instanceof vscode.Uri) : undefined;
     await ctx.session.attachFiles(given);

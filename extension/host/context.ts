@@ -93,7 +93,7 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
  */
 function sandboxRestriction(settings: HarnessSettings, folder: vscode.WorkspaceFolder | undefined): string | undefined {
   if (!settings.workspace_trusted) {
-    return "This workspace is not trusted, so the agent runs no commands (file tools still work). Trust the workspace to allow them.";
+    return "This workspace is not trusted, so the agent runs no commands and uses no long-term memory (file tools still work). Trust the workspace to allow them.";
   }
   if (settings.sandbox.allow_host_commands || !folder) return undefined;
   const hasDevContainer =

@@ -13,10 +13,18 @@
  * and a different size; a rewrite to exactly the same length would not be caught — an extraction
  * adds or rewrites text, so that is not expected in practice.) The memory file itself lives in the
  * extension's global storage (the harness's data directory), never in a workspace.
+ *
+ * Scopes (issue 21): the document shows each fact's `scope` and `workspace`, and lenses above
+ * each fact say where it is given ("Only in <folder>", "Given to every workspace") and offer
+ * "Promote to all workspaces" (memoryLenses.ts), as they do on a folder's own sections. Promoting
+ * asks first: it is the one way something learnt in one folder reaches the others, and a command
+ * can be run with arguments from places other than this lens. Editing `"scope"` and saving does
+ * the same. When an extraction changes the memory (`memory/changed`) an open editor reloads.
  */
 import * as vscode from "vscode";
 import type { Ctx } from "./context.js";
 import { HarnessRequestError } from "./harnessClient.js";
+import { memoryLenses, promoteTargetOf } from "./memoryLenses.js";
 
 export const MEMORY_SCHEME = "deerflow-memory";
 export const MEMORY_URI = vscode.Uri.from({ scheme: MEMORY_SCHEME, path: "/memory.json" });
@@ -119,13 +127,66 @@ class MemoryFileSystem implements vscode.FileSystemProvider {
   }
 }
 
-/** One `deerflow-memory:` file system per extension context, registered when its commands are. */
+/** The memory editor's lenses (memoryLenses.ts): each fact's scope, and promotion. */
+class ScopeLenses implements vscode.CodeLensProvider {
+  provideCodeLenses(doc: vscode.TextDocument): vscode.CodeLens[] {
+    if (doc.uri.toString() !== MEMORY_URI.toString()) return [];
+    return memoryLenses(doc.getText()).map((l) => {
+      const range = new vscode.Range(l.line, 0, l.line, 0);
+      // A lens without a command is a label (the scope); VS Code still needs a command object.
+      return new vscode.CodeLens(range, l.promote ? { title: l.title, command: PROMOTE_COMMAND, arguments: [l.promote] } : { title: l.title, command: "" });
+    });
+  }
+}
+
+const PROMOTE_COMMAND = "deerflow.promoteMemory";
+
+/** "Promote to all workspaces": asks, then `memory/promote`; the open editor reloads with the result. */
+function promoteCommand(ctx: Ctx, fs: MemoryFileSystem): (arg: unknown) => Promise<boolean> {
+  return async (arg) => {
+    const what = promoteTargetOf(arg);
+    if (!what) throw new Error("Nothing to promote: the lens names a fact or a workspace section.");
+    const open = vscode.workspace.textDocuments.find((d) => d.uri.toString() === MEMORY_URI.toString());
+    if (open?.isDirty) {
+      void vscode.window.showWarningMessage("DeerFlow: save or revert your edits to the memory first, then promote.");
+      return false;
+    }
+    const { memory } = await ctx.harness.request("memory/get", {});
+    const detail =
+      "factId" in what
+        ? `"${memory.facts.find((f) => f.id === what.factId)?.content ?? what.factId}" is then given to the threads of every workspace, not only the one it was learnt in.`
+        : `This folder's ${what.section} replaces the one every workspace is given:\n"${sectionText(memory, what.workspace, what.section)}"`;
+    const promote = "Promote";
+    const answer = await vscode.window.showWarningMessage("Give this to every workspace?", { modal: true, detail }, promote);
+    if (answer !== promote) return false;
+    await ctx.harness.request("memory/promote", "factId" in what ? { factId: what.factId } : { workspace: what.workspace, section: what.section });
+    fs.touch();
+    ctx.log.info(`Memory: ${"factId" in what ? `fact ${what.factId}` : what.section} promoted to every workspace.`);
+    return true;
+  };
+}
+
+function sectionText(memory: { workspaces?: Record<string, { user: Record<string, { summary: string }>; history: Record<string, { summary: string }> }> }, workspace: string, section: string): string {
+  const [group, key] = section.split(".") as ["user" | "history", string];
+  return memory.workspaces?.[workspace]?.[group][key]?.summary ?? "";
+}
+
+/**
+ * One `deerflow-memory:` file system per extension context, registered when its commands are,
+ * with the editor's lenses, the promote command, and the reload on `memory/changed`.
+ */
 const systems = new WeakMap<Ctx, MemoryFileSystem>();
 function memoryFileSystem(ctx: Ctx): MemoryFileSystem {
   let fs = systems.get(ctx);
   if (!fs) {
-    fs = new MemoryFileSystem(ctx);
-    ctx.extension.subscriptions.push(vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, fs, { isCaseSensitive: true }));
+    const created = new MemoryFileSystem(ctx);
+    fs = created;
+    ctx.extension.subscriptions.push(
+      vscode.workspace.registerFileSystemProvider(MEMORY_SCHEME, created, { isCaseSensitive: true }),
+      vscode.languages.registerCodeLensProvider({ scheme: MEMORY_SCHEME }, new ScopeLenses()),
+      vscode.commands.registerCommand(PROMOTE_COMMAND, promoteCommand(ctx, created)),
+      ctx.harness.onNotification("memory/changed", () => created.touch()),
+    );
     systems.set(ctx, fs);
   }
   return fs;
@@ -137,19 +198,22 @@ export function openMemoryCommand(ctx: Ctx): () => Promise<vscode.TextEditor> {
   return async () => vscode.window.showTextDocument(await vscode.workspace.openTextDocument(MEMORY_URI), { preview: false });
 }
 
-/** "DeerFlow: Forget Memory": a modal confirmation, then everything is cleared. `true` as argument (a test, a keybinding) skips the dialog. */
-export function forgetMemoryCommand(ctx: Ctx): (confirmed?: unknown) => Promise<boolean> {
+/**
+ * "DeerFlow: Forget Memory": always a modal confirmation, then everything is cleared. Arguments
+ * are ignored on purpose: a command can be run with arguments by other extensions, keybindings
+ * and `command:` links in rendered Markdown, and none of them may forget the user's memory
+ * without the user saying so (an earlier `true` argument skipped the dialog).
+ */
+export function forgetMemoryCommand(ctx: Ctx): () => Promise<boolean> {
   const fs = memoryFileSystem(ctx);
-  return async (confirmed?: unknown) => {
-    if (confirmed !== true) {
-      const forget = "Forget";
-      const answer = await vscode.window.showWarningMessage(
-        "Forget everything DeerFlow remembers about you?",
-        { modal: true, detail: "The stored memory (facts and summaries) is emptied and queued updates are dropped. This cannot be undone." },
-        forget,
-      );
-      if (answer !== forget) return false;
-    }
+  return async () => {
+    const forget = "Forget";
+    const answer = await vscode.window.showWarningMessage(
+      "Forget everything DeerFlow remembers about you?",
+      { modal: true, detail: "The stored memory (facts and summaries, of every workspace) is emptied and queued updates are dropped. This cannot be undone." },
+      forget,
+    );
+    if (answer !== forget) return false;
     await ctx.harness.request("memory/clear", {});
     fs.touch();
     ctx.log.info("Memory cleared (DeerFlow: Forget Memory).");

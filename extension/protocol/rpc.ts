@@ -51,14 +51,32 @@ export interface HarnessSettings {
   summarization?: { enabled: boolean; trigger_tokens: number; keep_messages: number };
 }
 
-/** Long-term memory as stored (harness memory/schema.ts; DeerFlow's memory.json shape). */
+type MemoryUserSections = Record<"workContext" | "personalContext" | "topOfMind", { summary: string; updatedAt: string }>;
+type MemoryHistorySections = Record<"recentMonths" | "earlierContext" | "longTermBackground", { summary: string; updatedAt: string }>;
+
+/**
+ * Long-term memory as stored (harness memory/schema.ts; DeerFlow's memory.json shape, with scopes,
+ * issue 21): a fact with scope "workspace" is given only to threads of `workspace` (a folder's
+ * real path), "global" to every workspace; `workspaces` holds the sections a folder's extraction
+ * rewrote. On `memory/set` a fact without `scope` is global, a document without `workspaces` has none.
+ */
 export interface MemoryDocumentView {
   version: string;
   lastUpdated: string;
-  user: Record<"workContext" | "personalContext" | "topOfMind", { summary: string; updatedAt: string }>;
-  history: Record<"recentMonths" | "earlierContext" | "longTermBackground", { summary: string; updatedAt: string }>;
-  facts: Array<{ id: string; content: string; category: string; confidence: number; createdAt: string; source: string }>;
+  user: MemoryUserSections;
+  history: MemoryHistorySections;
+  facts: Array<{ id: string; content: string; category: string; confidence: number; createdAt: string; source: string; scope?: "workspace" | "global"; workspace?: string }>;
+  workspaces?: Record<string, { user: MemoryUserSections; history: MemoryHistorySections }>;
 }
+
+/** A section by name, as `memory/promote` takes it. */
+export type MemorySectionName =
+  | "user.workContext"
+  | "user.personalContext"
+  | "user.topOfMind"
+  | "history.recentMonths"
+  | "history.earlierContext"
+  | "history.longTermBackground";
 
 /** `threads/compact`: what a manual compaction did (runs/compaction.ts CompactResult). */
 export interface CompactResultView {
@@ -261,6 +279,15 @@ export interface HostToHarness {
   "memory/set": { params: { memory: unknown }; result: { memory: MemoryDocumentView; version: number } };
   /** Forget everything: the document emptied, queued extractions dropped. */
   "memory/clear": { params: Record<string, never>; result: null };
+  /**
+   * The user makes something global (issue 21): a fact (`factId`), or a folder's own section
+   * (`workspace` as in the document, `section`), which then replaces the global one. Error
+   * `memory_not_found` when there is no such fact or section.
+   */
+  "memory/promote": {
+    params: { factId: string; workspace?: never; section?: never } | { factId?: never; workspace: string; section: MemorySectionName };
+    result: { memory: MemoryDocumentView; version: number };
+  };
 }
 
 /** `sandbox/approval`: what the user approves (the CLI's `deerflow devcontainer status`, as data). */
@@ -302,6 +329,21 @@ export interface HarnessToHost {
   /** Events in seq order; several may be batched into one notification. */
   "events/event": { subscriptionId: string; events: JournalEvent[] };
   "log/message": { level: "trace" | "debug" | "info" | "warn" | "error"; message: string };
+  /**
+   * An extraction changed the memory (issue 21): in `workspaceFolder` (the host's path when the
+   * folder is open in this harness, else its real path), from `threadId`'s conversation. Counts
+   * only; `dropped`: entries not stored because they read as instructions or permissions (their
+   * text is in the log). `facts`: how many facts the folder's threads are given now.
+   */
+  "memory/changed": {
+    workspaceFolder: string;
+    threadId: string;
+    added: number;
+    removed: number;
+    sections: MemorySectionName[];
+    dropped: number;
+    facts: number;
+  };
   /** The folder's dev container is starting (with bring-up progress lines), ready or stopped. */
   "sandbox/status": { workspaceFolder: string; status: "stopped" | "starting" | "ready"; detail?: string };
   /** A run ended (for status bar and notifications even when no panel subscribes). */

@@ -4,10 +4,14 @@
  * Type-only: imported by the harness, the host and the webview alike.
  */
 
-/** An estimate from the bundled genai-prices table; null when the model or its provider is not known there. */
+/**
+ * An estimate: from the model's own `pricing` (DeerFlow's per-million prices, in its currency),
+ * else from the bundled genai-prices table (USD); null when neither knows the model.
+ */
 export interface CostView {
   amount: number;
-  currency: "USD";
+  /** An ISO code: "USD", or the configured `pricing.currency` (e.g. "CNY"). */
+  currency: string;
 }
 
 /**
@@ -28,6 +32,12 @@ export interface UsageView {
 /** `end.data.usage`: the run's usage; `subagents` splits what each `task` used (by its task id). */
 export interface RunUsageView extends UsageView {
   subagents?: Record<string, { input_tokens: number; output_tokens: number; total_tokens: number }>;
+  /**
+   * The same tokens by the model that spent them (configured names: the lead's, each subagent's,
+   * the summary model's), each priced at its own model's rate; the run's `cost` is their sum
+   * (null when one is unknown, or when they are in different currencies).
+   */
+  by_model?: Record<string, UsageView>;
   /** What the run's automatic summarization calls used (already in the totals above). */
   summarization?: { input_tokens: number; output_tokens: number; total_tokens: number; cached_tokens?: number; reasoning_tokens?: number };
 }

@@ -18,6 +18,8 @@ export type WebviewToHost =
   | { type: "ready"; threadId?: string; lastSeq?: number }
   | { type: "send"; text: string }
   | { type: "cancel" }
+  /** Continue after a turn-capped run (issue 20): the next run on the shown thread, prompt "Continue". */
+  | { type: "continueRun" }
   | { type: "attachFiles" }
   | { type: "removeAttachment"; index: number }
   | { type: "newThread" }
@@ -31,6 +33,8 @@ export type WebviewToHost =
   | { type: "selectModel"; name: string }
   | { type: "setPlanMode"; enabled: boolean }
   | { type: "requestImage"; sha256: string }
+  /** "Open Memory" on the panel's memory line. */
+  | { type: "openMemory" }
   /** Approval cards and changed files (review.ts). */
   | ReviewToHost;
 
@@ -40,6 +44,8 @@ export interface PanelStatus {
   sandbox?: { kind: "local" | "devcontainer"; state: "idle" | "starting" | "ready" | "stopped" | "error"; detail?: string };
   /** Why sandbox commands are off (untrusted workspace, host commands not allowed). */
   restriction?: string;
+  /** The last change long-term memory made for this workspace ("Memory updated: 1 fact learnt …"), until the panel is reloaded. */
+  memory?: string;
 }
 
 /** Messages from the host to the webview. */

@@ -25,6 +25,8 @@ case "$CS_VERSION" in
   *) printf '[code-server-setup] unsupported version %s (4.100.3 or 4.139.1)\n' "$CS_VERSION" >&2; exit 2 ;;
 esac
 HERE=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=npm-env.sh
+. "$HERE/npm-env.sh" # no npm_config_* inherited from an `npm start` / `npm test` that runs us
 CACHE=${DEERFLOW_CI_CACHE:-/var/tmp/deerflow-ci}
 CS_DIR=${CODE_SERVER_DIR:-$CACHE/code-server-$CS_VERSION}
 VSCODE=$CS_DIR/node_modules/code-server/lib/vscode

@@ -11,6 +11,8 @@
 # stderr. With it present (marker + `bin/node --version` answering the pinned version) it is a
 # no-op of a few milliseconds.
 set -euo pipefail
+# shellcheck source=npm-env.sh
+. "$(dirname "$0")/npm-env.sh" # no npm_config_* inherited from an `npm start` / `npm test` that runs us
 
 # Pinned, so reruns (and other machines) get the same binary, ABI and headers. 24.22.3 was the
 # newest 24.x on the registry when this was written; bump it here deliberately.

@@ -131,8 +131,8 @@ const bench: Bench = {
       };
       rows.push(
         { length: "steps", variant: `${memory.name}: answer turn`, "graph steps": await steps(memory, () => memory.turn("steps")) },
-        { length: "steps", variant: `${harness.name}: answer turn (run: +before_agent, after_agent)`, "graph steps": await steps(harness, () => harnessRun("steps", "hello")) },
-        { length: "steps", variant: `${harness.name}: one tool turn + answer`, "graph steps": await steps(harness, () => harnessRun("steps", "use a tool, then answer")) },
+        { length: "steps", variant: `${harness.name}: a one-answer run`, "graph steps": await steps(harness, () => harnessRun("steps", "hello")) },
+        { length: "steps", variant: `${harness.name}: a run of one tool turn and the answer`, "graph steps": await steps(harness, () => harnessRun("steps", "use a tool, then answer")) },
       );
       return rows;
     } finally {

@@ -78,12 +78,13 @@ test("an edit made while the container idles refuses the automatic re-up after t
     const id = await provider.acquire("t1");
     const sandbox = await provider.get(id);
     assert.ok(sandbox);
-    // From inside: the workspace (and its .devcontainer) is a bind mount the container can write.
-    const planted = await sandbox.execCommand(
-      `printf '%s' '{"image":"local/debian-minbase:bookworm","runArgs":["--network","none"],"initializeCommand":"touch /tmp/planted"}' > /mnt/user-data/workspace/.devcontainer/devcontainer.json`,
-      { timeoutMs: 30_000 },
-    );
-    assert.equal(planted.exitCode, 0, planted.stderr);
+    const plantedConfig = '{"image":"local/debian-minbase:bookworm","runArgs":["--network","none"],"initializeCommand":"touch /tmp/planted"}';
+    // From inside, .devcontainer is read-only (protectedMounts.ts)...
+    const fromInside = await sandbox.execCommand(`printf '%s' '${plantedConfig}' > /mnt/user-data/workspace/.devcontainer/devcontainer.json`, { timeoutMs: 30_000 });
+    assert.notEqual(fromInside.exitCode, 0);
+    assert.match(fromInside.stderr, /Read-only file system/);
+    // ...so the edit comes from outside while the container idles.
+    writeFileSync(join(folder, ".devcontainer", "devcontainer.json"), plantedConfig);
     const stopped = once(events, "stopped");
     await provider.release(id);
     // The idle timer is unref'd (an idle container must not keep the harness alive): hold the

@@ -6,13 +6,14 @@
  * - after `deerflow devcontainer approve` it runs (the approved host command included);
  * - an edit after the approval is refused again (a new fingerprint), and an approval for the old
  *   fingerprint does not cover it;
- * - the container edits the bind-mounted devcontainer.json, the container goes away, and the
- *   automatic re-up is refused: the edit never reaches the host.
+ * - the container cannot edit the bind-mounted devcontainer.json (it is mounted read-only there);
+ *   an edit from outside, after which the container goes away, is refused at the automatic re-up:
+ *   the edit never reaches the host.
  *
  * This machine is itself a container, so `auto` would pick local: runs ask for the dev container.
  */
 import { strict as assert } from "node:assert";
-import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
@@ -123,9 +124,11 @@ test("an agent-written config is not run until approved; after approve it runs; 
   assert.equal(existsSync(edited), false);
 });
 
-test("the container edits the bind-mounted devcontainer.json; the automatic re-up after the container is gone is refused", async () => {
+test("the container cannot edit the bind-mounted devcontainer.json (read-only there); an edit from outside is refused at the automatic re-up after the container is gone", async () => {
   const { folder, dataDir } = await fixture();
   assert.equal((await runCli(["devcontainer", "approve", "--workspace", folder, "--data-dir", dataDir])).code, 0);
+  const configPath = join(folder, ".devcontainer", "devcontainer.json");
+  const approvedBytes = readFileSync(configPath, "utf8");
   const marker = hostMarker("planted-by-container");
   const planted = JSON.stringify({ image: "local/debian-minbase:bookworm", runArgs: ["--network", "none"], initializeCommand: `touch ${marker}` });
   const gone = server.gate("container-gone");
@@ -146,7 +149,10 @@ test("the container edits the bind-mounted devcontainer.json; the automatic re-u
   );
   await gone.reached;
   const plantResult = (server.requests[first + 1]!.body!.messages as any[]).filter((m) => m.role === "tool").at(-1);
-  assert.equal(String(plantResult.content).trim(), "planted", "the container rewrote the config through the bind mount");
+  assert.match(String(plantResult.content), /devcontainer\.json: Read-only file system/, "the container cannot rewrite its own configuration");
+  assert.equal(readFileSync(configPath, "utf8"), approvedBytes);
+  // Something outside the container (a host process, another tool) edits it while the run goes on.
+  writeFileSync(configPath, planted);
   for (const c of await containersOf(folder)) await api.removeContainer(c.Id);
   gone.open();
   const result = await cli.done;

@@ -192,15 +192,18 @@ test("a protected write asks by default and, approved, is written; deny never ru
   assert.equal(existsSync(join(d2.workspace, "src", "a.ts")), false);
 });
 
-test("--always-allow: approved once, the tool stops asking in this thread (and only there)", async () => {
+test("--always-allow: approved once, the card's command prefix stops asking in this thread (and only there)", async () => {
   const d = sandboxDirs();
-  const paused = await scriptedRun(server, d, [{ toolCalls: [bash("call_1", "echo 1")] }], "One.", HOST_SHELL);
+  const paused = await scriptedRun(server, d, [{ toolCalls: [bash("call_1", "echo hello")] }], "One.", HOST_SHELL);
+  assert.equal((paused.end?.data.pending_approvals as Array<Record<string, any>>)[0]!.always_allow.label, 'Always allow commands starting with "echo hello" on this machine in this thread');
   const done = await approve(d, paused.threadId, [{ content: "ok" }], ["--approve", "call_1", "--always-allow", "bash"]);
   assert.equal(done.code, 0, done.stderr);
-  const again = await scriptedRun(server, d, [{ toolCalls: [bash("call_2", "echo 2")] }, { content: "ran without asking" }], "Two.", [...HOST_SHELL, "--thread", paused.threadId]);
+  const again = await scriptedRun(server, d, [{ toolCalls: [bash("call_2", "echo hello world")] }, { content: "ran without asking" }], "Two.", [...HOST_SHELL, "--thread", paused.threadId]);
   assert.equal(again.end?.data.stop_reason, undefined);
-  assert.match(toolResults(again.requests[1]).get("call_2") ?? "", /2/);
-  const other = await scriptedRun(server, d, [{ toolCalls: [bash("call_3", "echo 3")] }], "Three.", HOST_SHELL);
+  assert.match(toolResults(again.requests[1]).get("call_2") ?? "", /hello world/);
+  const otherCommand = await scriptedRun(server, d, [{ toolCalls: [bash("call_4", "echo 2")] }], "Four.", [...HOST_SHELL, "--thread", paused.threadId]);
+  assert.equal(otherCommand.end?.data.stop_reason, "approval", "another command still asks");
+  const other = await scriptedRun(server, d, [{ toolCalls: [bash("call_3", "echo hello")] }], "Three.", HOST_SHELL);
   assert.equal(other.end?.data.stop_reason, "approval", "another thread still asks");
 });
 

@@ -1,15 +1,18 @@
-// `deerflow delete` end to end: real CLI processes, a real SQLite file and workspace folder, the
-// scripted model server as the only fake. A thread with runs, events, uploaded and viewed images
-// and output files is deleted; afterwards nothing in the database (any table, any column, the
-// file's bytes) or the workspace holds it, while a thread that viewed the same image keeps its
-// blob and its state. A delete during an active run is refused and changes nothing.
+// `deerflow delete` end to end: real CLI processes, real SQLite files and workspace folder, the
+// scripted model server as the only fake. A thread with runs, events, uploaded and viewed images,
+// output files and long-term memory rows is deleted; afterwards nothing in either database — the
+// workspace's and the user's memory database, every table listed from sqlite_master, any column,
+// the files' bytes — or the workspace holds it, while a thread that viewed the same image keeps
+// its blob, its state and its queued memory update. A delete during an active run is refused and
+// changes nothing.
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
-import type { ScriptedReply } from "../fixtures/modelServer.js";
+import type { ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
+import { isExtraction, update } from "./helpers/memory.js";
 import { runCli, sandboxDirs, spawnCli, tempDir, useModelServer, type Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
@@ -49,9 +52,12 @@ function dbFile(d: Dirs): string {
   return join(d.dataDir, "workspaces", keys[0]!, "harness.db");
 }
 
-/** Opens the database read-side for a look, and closes it. */
-function withDb<T>(d: Dirs, fn: (db: ReturnType<ReturnType<typeof storageDriver>["open"]>) => T): T {
-  const db = storageDriver().open(dbFile(d));
+/** The per-user memory database (memory/queue.ts). */
+const memoryDbFile = (d: Dirs): string => join(d.dataDir, "memory", "memory.db");
+
+/** Opens a database read-side for a look, and closes it. */
+function withDb<T>(d: Dirs, fn: (db: ReturnType<ReturnType<typeof storageDriver>["open"]>) => T, file = dbFile(d)): T {
+  const db = storageDriver().open(file);
   try {
     return fn(db);
   } finally {
@@ -59,23 +65,35 @@ function withDb<T>(d: Dirs, fn: (db: ReturnType<ReturnType<typeof storageDriver>
   }
 }
 
-/** "table.column" for every value (TEXT or BLOB) in every table that contains `text`. */
-function tracesOf(d: Dirs, text: string): string[] {
-  return withDb(d, (db) => {
-    const found = new Set<string>();
-    const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
-    assert.ok(tables.length >= 9);
-    for (const { name } of tables) {
-      for (const row of db.prepare<[], Record<string, unknown>>(`SELECT * FROM "${name}"`).all()) {
-        for (const [column, value] of Object.entries(row)) {
-          if (value === null) continue;
-          const bytes = Buffer.isBuffer(value) ? value : Buffer.from(String(value as string | number));
-          if (bytes.includes(Buffer.from(text))) found.add(`${name}.${column}`);
+/** Every table of a database, from sqlite_master: a table added later is looked at too. */
+const tablesOf = (db: ReturnType<ReturnType<typeof storageDriver>["open"]>): string[] =>
+  db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all().map((t) => t.name);
+
+/** "table.column" for every value (TEXT or BLOB) in every table of `file` that contains `text`. */
+function tracesIn(d: Dirs, file: string, text: string): string[] {
+  return withDb(
+    d,
+    (db) => {
+      const found = new Set<string>();
+      for (const name of tablesOf(db)) {
+        for (const row of db.prepare<[], Record<string, unknown>>(`SELECT * FROM "${name}"`).all()) {
+          for (const [column, value] of Object.entries(row)) {
+            if (value === null) continue;
+            const bytes = Buffer.isBuffer(value) ? value : Buffer.from(String(value as string | number));
+            if (bytes.includes(Buffer.from(text))) found.add(`${name}.${column}`);
+          }
         }
       }
-    }
-    return [...found];
-  });
+      return [...found];
+    },
+    file,
+  );
+}
+
+/** Traces in the workspace database. */
+function tracesOf(d: Dirs, text: string): string[] {
+  assert.ok(withDb(d, tablesOf).length >= 9);
+  return tracesIn(d, dbFile(d), text);
 }
 
 const blobHashes = (d: Dirs): string[] => withDb(d, (db) => db.prepare<[], { sha256: string }>("SELECT sha256 FROM blobs ORDER BY sha256").all().map((r) => r.sha256));
@@ -176,4 +194,38 @@ test("deerflow delete during an active run is refused (Thread … is busy) and c
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(tracesOf(d, busy), []);
   assert.deepEqual(blobHashes(d), []);
+});
+
+test("deerflow delete removes the thread's rows from every table of both databases: the workspace's and the user's memory database", async () => {
+  const d = sandboxDirs();
+  const doomed = "thread-with-memory-rows-9c1d";
+  const kept = "thread-with-memory-kept";
+  /** A run with memory on; `extract`: whether its extraction succeeds (a failed one stays queued for retry). */
+  const memoryRun = async (threadId: string, prompt: string, extract: boolean) => {
+    const s: ScriptFn = (req) => (isExtraction(req) ? (extract ? update([{ content: `The user said: ${prompt}` }]) : { error: { status: 500 } }) : { content: "ok" });
+    server.setScript(s);
+    const r = await runCli(runArgs(d, threadId, prompt), {}, { memory: true });
+    assert.equal(r.code, 0, r.stderr);
+  };
+  await memoryRun(doomed, "I keep bees.", true); // extracted: the thread's watermark row
+  await memoryRun(doomed, "I also keep goats.", false); // failed: its queued conversation stays
+  await memoryRun(kept, "I keep chickens.", false);
+  const memoryTables = withDb(d, tablesOf, memoryDbFile(d));
+  for (const t of ["memory_queue", "memory_watermarks", "memory_processor", "schema_migrations"]) assert.ok(memoryTables.includes(t), `${t} in ${memoryTables.join(", ")}`);
+  const before = tracesIn(d, memoryDbFile(d), doomed);
+  assert.ok(before.includes("memory_queue.thread_id") && before.includes("memory_watermarks.thread_id"), `the memory database holds the thread: ${before.join(", ")}`);
+  assert.ok(tracesOf(d, doomed).length > 0);
+
+  const r = await runCli(["delete", ...base(d), "--thread", doomed]);
+
+  assert.equal(r.code, 0, r.stderr);
+  for (const file of [dbFile(d), memoryDbFile(d)]) {
+    assert.deepEqual(tracesIn(d, file, doomed), [], `no table of ${file} holds the thread`);
+    // Nor the files' bytes: the CLI closed its connections, which folds the WAL in.
+    assert.equal(existsSync(`${file}-wal`), false);
+    assert.equal(readFileSync(file).includes(Buffer.from(doomed)), false, `${file} holds the thread id`);
+  }
+  assert.ok(tracesIn(d, memoryDbFile(d), kept).includes("memory_queue.thread_id"), "the other thread's queued update stays");
+  // The facts memory learnt from the thread are the user's, not the thread's: they stay.
+  assert.match(readFileSync(join(d.dataDir, "memory", "memory.json"), "utf8"), /I keep bees/);
 });

@@ -7,7 +7,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
 import type { ScriptedReply } from "../fixtures/modelServer.js";
@@ -140,6 +140,44 @@ test("a link planted after the run does not carry a revert outside the workspace
   assert.equal(readFileSync(join(outside, "existing.txt"), "utf8"), AFTER);
   assert.equal(readFileSync(join(outside, "sub", "new.txt"), "utf8"), ADDED);
   assert.doesNotMatch(r.stdout + r.stderr, new RegExp(outside));
+});
+
+test("revert follows no link inside the workspace either, and never writes through a second hard link", async () => {
+  const { d, runId } = await runThatEdits();
+  const ws = d.workspace;
+  // The added file's folder becomes a link to another folder of the workspace holding a file
+  // with the very content the run added: a revert that followed it would delete that stranger.
+  mkdirSync(join(ws, "decoy"));
+  writeFileSync(join(ws, "decoy", "new.txt"), ADDED);
+  renameSync(join(ws, "sub"), join(ws, "sub-moved"));
+  symlinkSync("decoy", join(ws, "sub"));
+  // The edited file gets a second name inside .git: writing the before-content through it would
+  // rewrite that hook too (same inode), which no path check can see.
+  mkdirSync(join(ws, ".git", "hooks"), { recursive: true });
+  linkSync(join(ws, "existing.txt"), join(ws, ".git", "hooks", "pre-commit"));
+
+  const r = await revert(d, runId);
+
+  assert.equal(r.code, 1);
+  const byPath = Object.fromEntries(r.lines.map((l) => [l.path, l]));
+  assert.equal(byPath[`${W}/existing.txt`]!.outcome, "refused");
+  assert.equal(byPath[`${W}/existing.txt`]!.code, "path_denied");
+  assert.match(byPath[`${W}/existing.txt`]!.reason, /more than one hard link/);
+  assert.equal(byPath[`${W}/sub/new.txt`]!.outcome, "refused");
+  assert.match(byPath[`${W}/sub/new.txt`]!.reason, /link/);
+  assert.equal(readFileSync(join(ws, "decoy", "new.txt"), "utf8"), ADDED, "the file the link leads to is kept");
+  assert.equal(readFileSync(join(ws, ".git", "hooks", "pre-commit"), "utf8"), AFTER, "the hook's bytes are untouched");
+  assert.equal(readFileSync(join(ws, "existing.txt"), "utf8"), AFTER);
+
+  // Once the links are gone, the same revert goes through.
+  rmSync(join(ws, ".git", "hooks", "pre-commit"));
+  rmSync(join(ws, "sub"));
+  renameSync(join(ws, "sub-moved"), join(ws, "sub"));
+  const again = await revert(d, runId);
+  assert.equal(again.code, 0, again.stderr);
+  assert.deepEqual(again.lines.map((l) => [l.path, l.outcome]), [[`${W}/existing.txt`, "reverted"], [`${W}/sub/new.txt`, "reverted"]]);
+  assert.equal(readFileSync(join(ws, "existing.txt"), "utf8"), BEFORE);
+  assert.equal(existsSync(join(ws, "sub", "new.txt")), false);
 });
 
 test("revert is refused while a run of the thread is active, and changes nothing", async () => {

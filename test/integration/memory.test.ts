@@ -5,7 +5,7 @@
 // update; every other request gets the lead agent's scripted answer.
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import type { RecordedRequest, ScriptedReply, ScriptFn } from "../fixtures/modelServer.js";
@@ -13,51 +13,13 @@ import { textOf } from "../fixtures/requests.js";
 import { runCli, sandboxDirs, scriptedRunArgs, spawnCli, useModelServer } from "./helpers/cli.js";
 import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 import type { Dirs } from "./helpers/cli.js";
-import { MEMORY_UPDATE_PROMPT_HEAD } from "../../extension/harness/memory/extract.js";
 import { MemoryQueue } from "../../extension/harness/memory/queue.js";
+import { conversationOf, extractionInput, isExtraction, memoryBlock, memoryJson, memoryRun, script, serverRun as serverRunOn, showMemory, update } from "./helpers/memory.js";
 
 const server = useModelServer();
 
-const isExtraction = (req: RecordedRequest) => (req.body?.messages ?? []).some((m) => m.role === "system" && textOf(m).startsWith(MEMORY_UPDATE_PROMPT_HEAD));
-const extractionInput = (req: RecordedRequest) => textOf((req.body?.messages ?? []).find((m) => m.role === "user"));
-/** The conversation part of an extraction's input (the current memory before it is left out). */
-const conversationOf = (input: string) => input.slice(input.indexOf("<conversation>"));
-
-/** The hidden memory reminder a request carries, or undefined. */
-function memoryBlock(req: RecordedRequest): string | undefined {
-  const m = (req.body?.messages ?? []).find((x) => x.role === "user" && x.name === "dynamic_context" && textOf(x).includes("<memory>"));
-  return m ? textOf(m) : undefined;
-}
-
-const update = (facts: Array<{ content: string; confidence?: number; category?: string }>, extra: Record<string, unknown> = {}): ScriptedReply => ({
-  content: JSON.stringify({ newFacts: facts.map((f) => ({ category: "context", confidence: 0.95, ...f })), factsToRemove: [], ...extra }),
-});
-
-/**
- * The lead's replies in order (`lead`), and the extraction's answer as a function of its input
- * (the conversation it was given), so a test can tell which thread's conversation it processes.
- */
-function script(lead: ScriptedReply[], extraction: (conversation: string) => ScriptedReply): ScriptFn {
-  let i = 0;
-  return (req) => (isExtraction(req) ? extraction(conversationOf(extractionInput(req))) : lead[i++]);
-}
-
-async function run(dirs: Dirs, s: ScriptFn, prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) {
-  server.setScript(s);
-  const first = server.requests.length;
-  const threadId = extra.includes("--thread") ? extra[extra.indexOf("--thread") + 1]! : randomUUID();
-  const args = extra.includes("--thread") ? extra : ["--thread", threadId, ...extra];
-  const r = await runCli([...scriptedRunArgs(server, dirs, prompt), ...args], env, { memory: true });
-  const requests = server.requests.slice(first);
-  return { ...r, threadId, requests, lead: requests.filter((q) => !isExtraction(q)), extractions: requests.filter(isExtraction), end: r.lines.at(-1) };
-}
-
-async function show(dirs: Dirs) {
-  const r = await runCli(["memory", "show", "--data-dir", dirs.dataDir]);
-  return { ...r, doc: r.code === 0 ? (JSON.parse(r.stdout) as { facts: Array<{ content: string; source: string }>; user: Record<string, { summary: string }> }) : undefined };
-}
-
-const memoryJson = (d: Dirs) => join(d.dataDir, "memory", "memory.json");
+const run = (dirs: Dirs, s: ScriptFn, prompt: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}) => memoryRun(server, dirs, s, prompt, extra, env);
+const show = (dirs: Dirs) => showMemory(dirs);
 
 test("a fact stated in thread 1 is in the <memory> block of thread 2's first request; show prints it; clear removes it", async () => {
   const d = sandboxDirs();
@@ -216,17 +178,7 @@ test("a hand-broken memory file: a clear error from memory show, never overwritt
   assert.match(s2.stderr, /facts\.0\.confidence/);
 });
 
-/** A run through the harness server (the panel's path); resolves once its `end` is journaled. */
-async function serverRun(h: HarnessProcess, workspace: string, s: ScriptFn, prompt: string) {
-  server.setScript(s);
-  const first = server.requests.length;
-  const threadId = (await h.request("threads/create", { workspaceFolder: workspace })).thread_id;
-  const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: workspace, threadId, afterSeq: 0 });
-  const started = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt });
-  await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === started.run_id);
-  await h.request("events/unsubscribe", { subscriptionId });
-  return { threadId, requests: () => server.requests.slice(first) };
-}
+const serverRun = (h: HarnessProcess, workspace: string, s: ScriptFn, prompt: string) => serverRunOn(server, h, workspace, s, prompt);
 
 test("harness server: debounced extraction after a run, memory/get|set|clear, a broken document refused, memory off by setting", async () => {
   const d = sandboxDirs();
@@ -276,7 +228,7 @@ test("harness server: debounced extraction after a run, memory/get|set|clear, a 
   }
 });
 
-test("a compaction flushes the messages it summarizes into memory first (DeerFlow's memory_flush_hook)", async () => {
+test("a compaction flushes the messages it summarizes into memory first (DeerFlow's memory_flush_hook); none is ever sent twice", async () => {
   const d = sandboxDirs();
   writeFileSync(
     join(d.dataDir, "config.json"),
@@ -287,28 +239,51 @@ test("a compaction flushes the messages it summarizes into memory first (DeerFlo
     }),
   );
   const ls = (id: string): ScriptedReply => ({ toolCalls: [{ id, name: "ls", args: { description: "list", path: "/mnt/user-data/workspace" } }] });
-  const replies = [ls("call_one"), { content: "Answer one." }, ls("call_two"), { content: "Answer two." }];
-  let lead = 0;
   const isSummary = (req: RecordedRequest) => (req.body?.messages ?? []).length === 1 && textOf(req.body!.messages![0]).includes("Messages to summarize:");
-  const s: ScriptFn = (req) => (isExtraction(req) ? update([]) : isSummary(req) ? { content: "Earlier: the user asked about the first listing." } : replies[lead++]);
-  const thread = randomUUID();
-  const first = async (prompt: string) => {
-    server.setScript(s);
-    const from = server.requests.length;
-    const r = await runCli(["run", "--workspace", d.workspace, "--data-dir", d.dataDir, "--thread", thread, "--prompt", prompt], {}, { memory: true });
-    assert.equal(r.code, 0, r.stderr);
-    return server.requests.slice(from);
+  /** Two runs on one thread; the second crosses the trigger. `failFirst`: the first run's extraction fails (500), so its turns stay unextracted. */
+  const twoRuns = async (failFirst: boolean) => {
+    const replies = [ls("call_one"), { content: "Answer one." }, ls("call_two"), { content: "Answer two." }];
+    let lead = 0;
+    let failed = !failFirst;
+    const s: ScriptFn = (req) => {
+      if (isExtraction(req)) {
+        if (failed) return update([]);
+        failed = true;
+        return { error: { status: 500 } };
+      }
+      return isSummary(req) ? { content: "Earlier: the user asked about the first listing." } : replies[lead++];
+    };
+    const thread = randomUUID();
+    const turn = async (prompt: string) => {
+      server.setScript(s);
+      const from = server.requests.length;
+      const r = await runCli(["run", "--workspace", d.workspace, "--data-dir", d.dataDir, "--thread", thread, "--prompt", prompt], {}, { memory: true });
+      assert.equal(r.code, 0, r.stderr);
+      return server.requests.slice(from);
+    };
+    const one = await turn("First question, about the listing.");
+    assert.equal(one.filter(isExtraction).length, 1, "the first run's conversation");
+    const two = await turn("Second question.");
+    assert.ok(two.some(isSummary), "the second run crossed the trigger and summarized");
+    return two.filter(isExtraction).map((q) => conversationOf(extractionInput(q)));
   };
-  const one = await first("First question, about the listing.");
-  assert.equal(one.filter(isExtraction).length, 1, "the first run's conversation");
-  const two = await first("Second question.");
-  assert.ok(two.some(isSummary), "the second run crossed the trigger and summarized");
-  const extractions = two.filter(isExtraction).map((q) => conversationOf(extractionInput(q)));
+
+  // The first run's extraction failed: the summarized turns were never extracted, so the flush
+  // sends them (first: it is the older slice), and the thread's conversation only what follows.
+  const extractions = await twoRuns(true);
   assert.equal(extractions.length, 2, "the flushed slice and the run's conversation, each extracted");
   const flushed = extractions.find((c) => !c.includes("Answer two."));
   assert.ok(flushed, `one extraction holds only what was summarized: ${extractions.join("\n----\n")}`);
   assert.match(flushed, /User: First question, about the listing\./);
   assert.match(flushed, /Assistant: Answer one\./);
+  const rest = extractions.find((c) => c.includes("Answer two."))!;
+  assert.doesNotMatch(rest, /First question|Answer one/, "nothing is sent twice");
+
+  // Extracted after the first run already: the flush has nothing new and sends nothing; the second run's extraction holds only its own turn.
+  const after = await twoRuns(false);
+  assert.equal(after.length, 1, `only the second run's conversation: ${after.join("\n----\n")}`);
+  assert.match(after[0]!, /User: Second question\./);
+  assert.doesNotMatch(after[0]!, /First question|Answer one/);
 });
 
 test("harness server: an edit saved while the model extracts is kept; a Forget while it extracts is not undone", async () => {
@@ -389,7 +364,7 @@ test("harness server: an extraction queued by an ad-hoc CLI run (--base-url) nev
     await h.request("harness/configure", { settings: settings(server.url), apiKeys: { OPENAI_API_KEY: HOST_KEY } });
     // What `deerflow run --base-url URL --model adhoc-m` leaves queued (its extraction not yet done).
     const queue = MemoryQueue.open(d.dataDir);
-    queue.enqueue({ threadId: "adhoc-thread", kind: "conversation", model: "adhoc-m", baseURL: server.url, messages: [{ role: "user", content: "I fly gliders." }], dueAt: Date.now() });
+    queue.enqueue({ threadId: "adhoc-thread", workspace: realpathSync(d.workspace), kind: "conversation", model: "adhoc-m", baseURL: server.url, messages: [{ role: "user", content: "I fly gliders." }], dueAt: Date.now() });
     queue.close();
     // A server run queues its own conversation and arms the timer: both entries are extracted.
     const r = await serverRun(h, d.workspace, script([{ content: "Hi." }], (c) => update(c.includes("gliders") ? [{ content: "The user flies gliders." }] : [])), "Hello.");

@@ -110,9 +110,10 @@ test("a provider that fails twice, then answers: a successful run with two llm_r
   assert.deepEqual(carrying.map(([node]) => node), ["model_request"]);
   const answer = carrying[0]![1].messages![0] as any;
   // The end's usage adds the estimated cost (issue 15): unknown for the scripted endpoint.
-  const { cost, ...tokens } = usage;
+  const { cost, by_model: byModel, ...tokens } = usage;
   assert.equal(cost, null);
   assert.deepEqual(answer.usage_metadata, tokens);
+  assert.deepEqual(byModel, { scripted: { ...tokens, cost: null } }, "all of it the run's model's");
   assert.equal(answer.additional_kwargs.token_usage_attribution.kind, "final_answer");
 });
 

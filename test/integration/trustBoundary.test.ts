@@ -80,6 +80,16 @@ test("writes that would run code on the host are refused by rule, through links 
     [`${W}/.vscode/tasks.json`, JSON.stringify({ version: "2.0.0", tasks: [{ label: marker, type: "shell", command: `echo ${marker}`, runOptions: { runOn: "folderOpen" } }] }), ".vscode/**"],
     [`${W}/.vscode/settings.json`, JSON.stringify({ "deerflow.allowHostCommands": true, "deerflow.sandboxProvider": "local", marker }), ".vscode/**"],
     [`${W}/.husky/pre-commit`, hook, ".husky/**"],
+    // What runs code in the same class as .husky (issue 21): hook managers, editors, direnv, submodules.
+    [`${W}/.pre-commit-config.yaml`, `repos:\n- repo: local\n  hooks:\n  - {id: m, name: m, entry: sh -c 'echo ${marker} > ${ran}', language: system}\n`, ".pre-commit-config.yaml"],
+    [`${W}/lefthook.yml`, `pre-commit:\n  commands:\n    m:\n      run: echo ${marker} > ${ran}\n`, "lefthook.yml"],
+    [`${W}/.lefthook.yml`, `pre-commit:\n  commands:\n    m:\n      run: echo ${marker} > ${ran}\n`, "lefthook.yml"],
+    [`${W}/lefthook-local.yaml`, `pre-commit:\n  commands:\n    m:\n      run: echo ${marker} > ${ran}\n`, "lefthook.yml"],
+    [`${W}/project.code-workspace`, JSON.stringify({ folders: [{ path: "." }], tasks: { version: "2.0.0", tasks: [{ label: marker, command: `echo ${marker}`, runOptions: { runOn: "folderOpen" } }] } }), "*.code-workspace"],
+    [`${W}/.gitmodules`, `[submodule "m"]\n\tpath = m\n\turl = ${outside}\n`, ".gitmodules"],
+    [`${W}/.idea/workspace.xml`, `<project><component name="${marker}"/></project>`, ".idea/**"],
+    [`${W}/.envrc`, `echo ${marker} > ${ran}\n`, ".envrc"],
+    [`${W}/sub/.envrc`, `echo ${marker} > ${ran}\n`, ".envrc"],
     [`${W}/.deerflow/threads/other/outputs/x.txt`, marker, ".deerflow/**"],
     [`${W}/.deerflow/.gitignore`, marker, ".deerflow/**"],
   ];
@@ -129,7 +139,7 @@ test("writes that would run code on the host are refused by rule, through links 
   assert.equal(readFileSync(join(ws, ".git", "config"), "utf8"), gitConfig);
   assert.equal(readFileSync(join(ws, ".vscode", "settings.json"), "utf8"), "{}\n");
   assert.equal(readFileSync(join(ws, ".deerflow", ".gitignore"), "utf8"), "*\n");
-  for (const rel of [".devcontainer", ".devcontainer.json", ".DeVcOnTaInEr.json", ".DEVCONTAINER", ".Git", ".husky", ".vscode/tasks.json", ".git/hooks/pre-commit", ".git/hooks/post-checkout"]) {
+  for (const rel of [".devcontainer", ".devcontainer.json", ".DeVcOnTaInEr.json", ".DEVCONTAINER", ".Git", ".husky", ".vscode/tasks.json", ".git/hooks/pre-commit", ".git/hooks/post-checkout", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yaml", "project.code-workspace", ".gitmodules", ".idea", ".envrc", "sub"]) {
     assert.equal(existsSync(join(ws, rel)), false, rel);
   }
   assert.deepEqual(readdirSync(join(ws, ".deerflow", "threads", "other", "outputs")), []);
@@ -145,6 +155,45 @@ test("writes that would run code on the host are refused by rule, through links 
   git(control, "config", "core.fsmonitor", `echo ${marker} > ${join(control, "ran")}`);
   git(control, "status");
   assert.equal(existsSync(join(control, "ran")), true);
+});
+
+test("a write through a file with more than one hard link is refused: a git hook's second name in the workspace is never written", async () => {
+  const d = sandboxDirs();
+  const ws = d.workspace;
+  const outside = tempDir("outside");
+  const marker = `DEERFLOW-MARKER-${process.pid}-${Date.now()}`;
+  const ran = join(outside, "ran");
+  git(ws, "init", "-q");
+  const hookPath = join(ws, ".git", "hooks", "pre-commit");
+  const hook = "#!/bin/sh\nexit 0\n";
+  writeFileSync(hookPath, hook, { mode: 0o755 });
+  // What a shell on the workspace's file system could plant: the hook under an innocent name.
+  linkSync(hookPath, join(ws, "notes.sh"));
+  const planted = `#!/bin/sh\necho ${marker} > ${ran}\n`;
+  const r = await run(d, "hardlink", [
+    { toolCalls: [{ id: "read", name: "read_file", args: { description: "x", path: `${W}/notes.sh` } }] },
+    {
+      toolCalls: [
+        { id: "write", name: "write_file", args: { description: "x", path: `${W}/notes.sh`, content: planted } },
+        { id: "append", name: "write_file", args: { description: "x", path: `${W}/notes.sh`, content: planted, append: true } },
+        { id: "edit", name: "str_replace", args: { description: "x", path: `${W}/notes.sh`, old_str: "exit 0", new_str: `echo ${marker} > ${ran}` } },
+        { id: "ok", name: "write_file", args: { description: "x", path: `${W}/fine.txt`, content: "fine\n" } },
+      ],
+    },
+    { content: "done" },
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.end!.data.status, "success", "the run goes on");
+  const results = toolResults(r.requests[2]);
+  for (const id of ["write", "append", "edit"]) {
+    assert.match(results.get(id)!, /^Error: .*more than one hard link.*DeerFlow does not write through it/, `${id}: ${results.get(id)}`);
+    assert.ok(!results.get(id)!.includes(ws), "no host path");
+  }
+  assert.equal(results.get("ok"), "OK");
+  assert.equal(readFileSync(hookPath, "utf8"), hook, "the hook is byte-for-byte as before");
+  git(ws, "add", "fine.txt");
+  git(ws, "commit", "-q", "-m", "after the run");
+  assert.equal(existsSync(ran), false, "the hook ran, and ran nothing of the model's");
 });
 
 test("a thread's outputs or uploads replaced by a link (to /, to the data dir) refuses the next run with a clear error; nothing is written there", async () => {

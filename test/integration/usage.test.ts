@@ -71,9 +71,13 @@ test("end.data.usage sums every model call of the run, cached and reasoning toke
   );
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.requests.length, 3);
-  const { cost, ...tokens } = r.end.data.usage;
+  const { cost, by_model: byModel, ...tokens } = r.end.data.usage;
   assert.deepEqual(tokens, { input_tokens: 3500, output_tokens: 150, total_tokens: 3650, cached_tokens: 1400, reasoning_tokens: 35 });
   assertCost(cost, gpt4oCost(3500, 1400, 150));
+  // One model spent it all: the split by model is that one entry, priced the same.
+  assert.deepEqual(Object.keys(byModel), ["gpt4o"]);
+  assert.deepEqual({ ...byModel.gpt4o, cost: undefined }, { ...tokens, cost: undefined });
+  assert.deepEqual(byModel.gpt4o.cost, cost);
   // The run record keeps it: `deerflow runs` shows the same usage.
   const runs = await runCli(["runs", ...base(d), "--thread", r.threadId]);
   assert.equal(runs.code, 0, runs.stderr);
@@ -98,7 +102,9 @@ test("a thread's usage sums its runs (deerflow state), and the last run is named
   assert.deepEqual(tokens, { input_tokens: 1200, output_tokens: 50, total_tokens: 1250, cached_tokens: 100, reasoning_tokens: 12 });
   assertCost(cost, gpt4oCost(500, 100, 20) + gpt4oCost(700, 0, 30));
   assert.equal(state.usage.last_run.run_id, second.end.data.run_id);
-  assert.deepEqual(state.usage.last_run.usage, second.end.data.usage);
+  // The thread's view keeps each run's totals; the split by model is the run's own (its end, `deerflow runs`).
+  const { by_model: _split, ...lastRun } = second.end.data.usage;
+  assert.deepEqual(state.usage.last_run.usage, lastRun);
   // `state` still lists the thread's messages beside it.
   assert.equal(state.messages.filter((m: { type: string }) => m.type === "ai").length, 2);
 });
@@ -108,7 +114,8 @@ test("a provider that cannot be known prices nothing: cost null (not a guess fro
   // An ad-hoc endpoint on 127.0.0.1 serving a model called gpt-4o: not OpenAI's price list.
   const r = await run(d, [{ content: "Hi.", usage: { prompt_tokens: 50, completion_tokens: 5 } }], ["run", ...base(d), "--base-url", server.url, "--model", "gpt-4o", "--prompt", "hi"]);
   assert.equal(r.code, 0, r.stderr);
-  assert.deepEqual(r.end.data.usage, { input_tokens: 50, output_tokens: 5, total_tokens: 55, cost: null });
+  const unpriced = { input_tokens: 50, output_tokens: 5, total_tokens: 55, cost: null };
+  assert.deepEqual(r.end.data.usage, { ...unpriced, by_model: { "gpt-4o": unpriced } });
   // A known provider with a model its list does not have: unknown too.
   const d2 = sandboxDirs();
   config(d2, { models: [{ name: "mine", model: "my-own-model", base_url: server.url, pricing_provider: "openai" }] });
@@ -248,7 +255,8 @@ test("over RPC (the panel's harness): end carries usage and the thread's total, 
     const one = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt: "RPC-ONE" });
     const end1 = (await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === one.run_id)) as JournalEvent & { event: "end" };
     assert.equal(end1.data.status, "success");
-    assert.deepEqual(end1.data.usage, { input_tokens: 1000, output_tokens: 100, total_tokens: 1100, cached_tokens: 400, reasoning_tokens: 30, cost: { amount: gpt4oCost(1000, 400, 100), currency: "USD" } });
+    const usage1 = { input_tokens: 1000, output_tokens: 100, total_tokens: 1100, cached_tokens: 400, reasoning_tokens: 30, cost: { amount: gpt4oCost(1000, 400, 100), currency: "USD" } };
+    assert.deepEqual(end1.data.usage, { ...usage1, by_model: { "gpt-4o": usage1 } });
     assert.equal(end1.data.thread_usage?.runs, 1);
 
     const two = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt: "RPC-TWO" });

@@ -94,10 +94,19 @@ function nodeFor(version: CodeServerVersion): string {
   return process.versions.node.startsWith("20.") ? process.execPath : "/usr/bin/node";
 }
 
+/**
+ * This process's environment without the npm_config_* variables an `npm test` / `npm start` that
+ * runs us exported: an npm started below would take them as its configuration (the outer npm's
+ * user agent names Node 20, which code-server 4.139.1's postinstall refuses; scripts/ci/npm-env.sh).
+ */
+export function withoutNpmConfig(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !/^npm_config_/i.test(k)));
+}
+
 /** Runs scripts/ci/<script> (idempotent installers) and returns the last stdout line, a folder. */
 function lastLine(script: string, ...args: string[]): string {
   const path = join(ciScripts, script);
-  const r = spawnSync("bash", [path, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const r = spawnSync("bash", [path, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], env: withoutNpmConfig() });
   if (r.status !== 0) throw new Error(`${path} ${args.join(" ")} failed (exit ${r.status ?? r.signal})`);
   return r.stdout.trim().split("\n").at(-1) ?? "";
 }

@@ -62,6 +62,8 @@ export async function startDeerFlow(opts: {
   env?: Readonly<Record<string, string>>;
   /** User settings for the workbench (merged over the quiet defaults). */
   settings?: Readonly<Record<string, unknown>>;
+  /** The user's keybindings.json (launch.ts). */
+  keybindings?: ReadonlyArray<Readonly<Record<string, unknown>>>;
 }): Promise<DeerFlowSession> {
   assertExtensionBuilt();
   const extension = opts.extension ?? (process.env.DEERFLOW_VSIX ? { kind: "vsix", path: process.env.DEERFLOW_VSIX } : { kind: "link", path: repoRoot });
@@ -72,6 +74,7 @@ export async function startDeerFlow(opts: {
     env: { OPENAI_BASE_URL: opts.model.url, OPENAI_API_KEY: "sk-e2e-not-a-key", OPENAI_MODEL: "scripted-e2e", ...opts.env },
     ...(opts.workspaceFiles ? { workspaceFiles: opts.workspaceFiles } : {}),
     ...(opts.settings ? { settings: opts.settings } : {}),
+    ...(opts.keybindings ? { keybindings: opts.keybindings } : {}),
   });
   let browser: Browser | undefined;
   try {

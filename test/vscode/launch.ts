@@ -82,6 +82,8 @@ export interface LaunchOptions {
   env?: Readonly<Record<string, string>>;
   /** User settings merged over QUIET_SETTINGS and the version's own. */
   settings?: Readonly<Record<string, unknown>>;
+  /** The user's keybindings.json entries (`{key, command, args?}`), e.g. to run a command with arguments. */
+  keybindings?: ReadonlyArray<Readonly<Record<string, unknown>>>;
   /** Default: a free port. */
   port?: number;
   /** Prefix of the run dir's name, for finding it after a failure. */
@@ -221,6 +223,7 @@ export async function launchCodeServer(opts: LaunchOptions): Promise<CodeServer>
     }
   }
   writeFileSync(join(userDataDir, "User", "settings.json"), JSON.stringify({ ...QUIET_SETTINGS, ...CODE_SERVERS[version].settings, ...opts.settings }, null, 2));
+  if (opts.keybindings) writeFileSync(join(userDataDir, "User", "keybindings.json"), JSON.stringify(opts.keybindings, null, 2));
   // The test's own settings are the remote machine's too: code-server's window is remote, and a
   // machine-scoped setting (deerflow.allowHostCommands, deerflow.approval.*) in the User file was
   // once seen not applied on 1.139 under load; the remote machine's settings are where it belongs.

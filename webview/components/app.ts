@@ -8,6 +8,7 @@ import type { WebviewToHost } from "../../extension/protocol/webview.js";
 import type { PanelState } from "../store.js";
 import { isRunActive } from "../store.js";
 import { Composer } from "./composer.js";
+import { ContinueBar } from "./continueBar.js";
 import { h, iconButton, setText } from "./dom.js";
 import { Header } from "./header.js";
 import { MessageList } from "./messageList.js";
@@ -18,15 +19,20 @@ export class App {
   private readonly list: MessageList;
   private readonly panels: ThreadPanels;
   private readonly composer: Composer;
+  private readonly continueBar: ContinueBar;
   private readonly noticeText = h("span", { class: "notice-text" });
   private readonly notice: HTMLElement;
 
-  /** `beforeComposer`: parts that draw themselves (the review area), placed above the composer. */
-  constructor(root: HTMLElement, post: (m: WebviewToHost) => void, schedule: () => void, dismiss: () => void, beforeComposer: readonly HTMLElement[] = []) {
+  /**
+   * `continueRun`: Continue was pressed (main.ts marks it in the store and tells the host).
+   * `beforeComposer`: parts that draw themselves (the review area), placed above the composer.
+   */
+  constructor(root: HTMLElement, post: (m: WebviewToHost) => void, schedule: () => void, dismiss: () => void, continueRun: () => void, beforeComposer: readonly HTMLElement[] = []) {
     this.header = new Header(post);
     this.list = new MessageList(schedule);
     this.panels = new ThreadPanels(post);
     this.composer = new Composer(post);
+    this.continueBar = new ContinueBar(continueRun);
     this.notice = h("div", { id: "notice", testid: "notice", class: "notice", attrs: { role: "alert", hidden: true } },
       this.noticeText, iconButton("close", "Dismiss", dismiss, "dismiss-notice"));
     root.replaceChildren(
@@ -36,6 +42,7 @@ export class App {
         h("main", { class: "messages-wrap" }, this.list.root, this.list.jumpButton),
         this.panels.root,
         ...beforeComposer,
+        this.continueBar.root,
         this.composer.root,
       ),
     );
@@ -47,10 +54,11 @@ export class App {
     setText(this.noticeText, s.notice ?? "");
     this.panels.update(s);
     this.composer.update(s);
+    this.continueBar.update(s);
     // The list last: the parts above and below may have changed size, and the list lays out (and
     // pins to the bottom) against its final viewport height.
     const empty = s.threadId === null ? "Start a conversation: type a message below." : s.thread ? "No messages yet." : "Loading thread…";
-    this.list.update(s.thread?.threadId ?? null, s.thread?.messages ?? [], isRunActive(s), empty);
+    this.list.update(s.thread, isRunActive(s), empty);
   }
 
   focusInput(): void {

@@ -1,14 +1,16 @@
 /**
  * Approval cards (issue 13): one per tool call the shown thread waits on — the tool, its
  * arguments (long values collapsed), its class and why it asks — with Approve, Reject (optional
- * reason), "Always allow <tool> in this thread", and Open Diff for an edit. A batch gets Approve
- * all / Reject all. Choices are collected here and sent as ONE `decide` once every pending call
+ * reason), the "Always allow" the harness offers for it, in its words (issue 21: a bash command
+ * prefix and where it runs, a tool's ordinary writes; none for a protected write, which the card
+ * says), and Open Diff for an edit. A batch gets Approve all / Reject all. Choices are collected here and sent as ONE `decide` once every pending call
  * has one (the harness requires the whole batch in one decision); until then the bar says which
  * remain. The cards are rebuilt from each `approvals` message (the host sends one after every
  * reload, thread switch and decision), keeping choices for calls still pending.
  */
 import type { ApprovalDecision, PendingApproval } from "../../extension/protocol/approvals.js";
 import type { WebviewToHost } from "../../extension/protocol/webview.js";
+import { DECISION_LIMITS } from "../../extension/protocol/approvalLimits.js";
 import { h, icon, setText } from "./dom.js";
 
 const CLASS_ICON: Record<string, string> = { read: "eye", write: "edit", protected: "shield", shell: "terminal", other: "extensions" };
@@ -30,6 +32,14 @@ function argValue(value: unknown): HTMLElement {
   return h("details", { class: "approval-arg-long" },
     h("summary", {}, h("code", { text: first }), h("span", { class: "approval-arg-size", text: ` (${lines.length} lines, ${text.length} chars)` })),
     h("pre", { class: "approval-arg-full", text }));
+}
+
+const lowerFirst = (text: string): string => text.charAt(0).toLowerCase() + text.slice(1);
+
+/** A button whose label (the rule's scope, long) wraps inside a narrow panel instead of being cut. */
+function wrapping(b: HTMLElement): HTMLElement {
+  b.classList.add("approval-always");
+  return b;
 }
 
 export class ApprovalCards {
@@ -79,7 +89,8 @@ export class ApprovalCards {
   }
 
   private submitIfComplete(): void {
-    const decisions = this.pending.map((p) => this.choices.get(p.tool_call_id));
+    // One decision per id: calls of a turn paused before ids were unique may share one (the harness asks again for those).
+    const decisions = [...new Set(this.pending.map((p) => p.tool_call_id))].map((id) => this.choices.get(id));
     if (decisions.length > 0 && decisions.every((d): d is ApprovalDecision => d !== undefined)) {
       this.sending = true;
       this.post({ type: "decide", threadId: this.threadId, decisions });
@@ -110,14 +121,14 @@ export class ApprovalCards {
     const reason = h("input", {
       class: "approval-reason",
       testid: "reject-reason",
-      attrs: { type: "text", placeholder: "Reason for rejecting (optional)", "aria-label": `Reason for rejecting ${p.name}`, maxlength: "2000", value: this.reasons.get(p.tool_call_id) },
+      attrs: { type: "text", placeholder: "Reason for rejecting (optional)", "aria-label": `Reason for rejecting ${p.name}`, maxlength: String(DECISION_LIMITS.maxReasonChars), value: this.reasons.get(p.tool_call_id) },
       on: { input: () => this.reasons.set(p.tool_call_id, reason.value) },
     });
     const args = h("dl", { class: "approval-args" }, ...Object.entries(p.args).flatMap(([k, v]) => [h("dt", { text: k }), h("dd", {}, argValue(v))]));
     const actions = chosen
       ? h("div", { class: "approval-chosen", testid: "approval-chosen" },
           icon(chosen.decision === "approve" ? "check" : "close"),
-          h("span", { text: chosen.decision === "approve" ? (chosen.always_allow ? `Approved (always allow ${p.name} in this thread)` : "Approved") : `Rejected${chosen.reason ? `: ${chosen.reason}` : ""}` }),
+          h("span", { text: chosen.decision === "approve" ? (chosen.always_allow && p.always_allow ? `Approved (${lowerFirst(p.always_allow.label)})` : "Approved") : `Rejected${chosen.reason ? `: ${chosen.reason}` : ""}` }),
           this.sending ? null : button("Change", "change-decision", () => this.choose(p, undefined), true))
       : h("div", { class: "approval-actions" },
           button("Approve", "approve", () => this.choose(p, { tool_call_id: p.tool_call_id, decision: "approve" }), false, "check"),
@@ -125,7 +136,9 @@ export class ApprovalCards {
             const why = reason.value.trim();
             this.choose(p, { tool_call_id: p.tool_call_id, decision: "reject", ...(why ? { reason: why } : {}) });
           }, true, "close"),
-          button(`Always allow ${p.name} in this thread`, "always-allow", () => this.choose(p, { tool_call_id: p.tool_call_id, decision: "approve", always_allow: true }), true),
+          p.always_allow
+            ? wrapping(button(p.always_allow.label, "always-allow", () => this.choose(p, { tool_call_id: p.tool_call_id, decision: "approve", always_allow: true }), true))
+            : h("span", { class: "approval-once", testid: "approve-once-only", text: p.class === "protected" ? "A protected write is asked every time." : "This call can be approved only once." }),
           DIFFABLE.has(p.name) ? button("Open Diff", "open-proposed-diff", () => this.post({ type: "openProposedDiff", threadId: this.threadId, toolCallId: p.tool_call_id }), true, "diff") : null,
           reason);
     return h("li", { class: `approval-card approval-${p.class}`, testid: "approval-card", attrs: { "data-tool-call-id": p.tool_call_id, "data-tool": p.name, "data-decision": chosen?.decision } },

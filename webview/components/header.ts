@@ -4,11 +4,12 @@
  * announced; Cancel is shown only while a run is active (it cancels the run, never the thread).
  * Under it, tokens and estimated cost (issue 15): the last run's (input, output, and cached and
  * reasoning where non-zero) and the thread's total, as the harness summed and priced them; a
- * cost the price table does not know is "cost unknown", never a number.
+ * cost the price table does not know is "cost unknown", never a number. Last, when long-term
+ * memory changed for this workspace (issue 21), a line saying what changed, with Open Memory.
  */
 import type { WebviewToHost } from "../../extension/protocol/webview.js";
 import type { PanelState } from "../store.js";
-import { isRunActive, runPhase } from "../store.js";
+import { canContinue, isRunActive, runPhase } from "../store.js";
 import type { RunPhase } from "../store.js";
 import { h, icon, setText } from "./dom.js";
 import type { UsageView } from "../../extension/protocol/usage.js";
@@ -45,6 +46,9 @@ export class Header {
   private readonly status = h("div", { id: "run-status", testid: "run-status", class: "run-status", attrs: { role: "status", "aria-live": "polite" } }, this.statusIcon, this.statusText, this.statusDetail);
   private readonly cancel: HTMLElement;
   private readonly restriction = h("div", { class: "restriction", testid: "restriction", attrs: { hidden: true } });
+  /** "Memory updated from this thread: …" (issue 21) with Open Memory; a live region, so it is announced. */
+  private readonly memoryText = h("span", { class: "memory-text" });
+  private readonly memory: HTMLElement;
   private readonly usageRun = h("span", { class: "usage-run", testid: "usage-run" });
   private readonly usageThread = h("span", { class: "usage-thread", testid: "usage-thread" });
   private readonly usage = h("div", { class: "run-usage", testid: "usage", attrs: { hidden: true } }, this.usageRun, this.usageThread);
@@ -70,6 +74,13 @@ export class Header {
       attrs: { secondary: true, "aria-label": "Cancel", hidden: true },
       on: { click: () => this.post({ type: "cancel" }) },
     }, icon("debug-stop"), h("span", { text: "Cancel" }));
+    const openMemory = h("button", {
+      class: "link-button",
+      testid: "open-memory",
+      attrs: { type: "button", title: "DeerFlow: Open Memory" },
+      on: { click: () => this.post({ type: "openMemory" }) },
+    }, h("span", { text: "Open Memory" }));
+    this.memory = h("div", { class: "memory-line", testid: "memory-line", attrs: { hidden: true, role: "status", "aria-live": "polite" } }, icon("database"), this.memoryText, openMemory);
     this.list.root.addEventListener("keydown", (ev) => {
       if (ev.key === "Escape") { this.setListOpen(false); this.toggle.focus(); }
     });
@@ -79,6 +90,7 @@ export class Header {
       h("div", { class: "run-row" }, this.status, this.cancel),
       this.usage,
       this.restriction,
+      this.memory,
     );
   }
 
@@ -100,10 +112,14 @@ export class Header {
     const run = s.thread?.run;
     const needsApproval = !active && run?.awaitingApproval === true;
     const needsUser = !active && (needsApproval || awaitingAnswer(s));
+    // The run ended at its turn budget: done for now, and Continue (continueBar.ts) goes on.
+    const capped = !needsUser && canContinue(s);
     this.status.dataset.status = phase;
     this.status.toggleAttribute("data-needs-user", needsUser);
-    setText(this.statusText, needsApproval ? "Waiting for your approval" : needsUser ? "Waiting for your answer" : PHASE_TEXT[phase]);
-    this.statusIcon.className = `codicon codicon-${needsApproval ? "shield" : needsUser ? "question" : PHASE_ICON[phase]}${active ? " codicon-modifier-spin" : ""}`;
+    if (capped) this.status.dataset.stopReason = "turn_capped";
+    else delete this.status.dataset.stopReason;
+    setText(this.statusText, needsApproval ? "Waiting for your approval" : needsUser ? "Waiting for your answer" : capped ? "Stopped at the turn budget" : PHASE_TEXT[phase]);
+    this.statusIcon.className = `codicon codicon-${needsApproval ? "shield" : needsUser ? "question" : capped ? "debug-pause" : PHASE_ICON[phase]}${active ? " codicon-modifier-spin" : ""}`;
     const sandbox = s.status?.sandbox;
     const detail = active && run?.retry ? run.retry
       : sandbox?.state === "starting" ? `Starting ${sandbox.kind === "devcontainer" ? "dev container" : "sandbox"}…`
@@ -114,6 +130,8 @@ export class Header {
     this.cancel.hidden = !active;
     this.restriction.hidden = !s.status?.restriction;
     setText(this.restriction, s.status?.restriction ?? "");
+    this.memory.hidden = !s.status?.memory;
+    setText(this.memoryText, s.status?.memory ?? "");
     const usage = s.thread?.usage;
     setText(this.usageRun, usage?.run ? `Last run: ${describeUsage(usage.run)}` : "");
     setText(this.usageThread, usage?.thread ? `Thread: ${formatTokens(usage.thread.total_tokens)} tokens · ${formatCost(usage.thread)}` : "");
@@ -125,13 +143,13 @@ export class Header {
 
 const formatTokens = (n: number): string => n.toLocaleString("en-US");
 
-/** "≈ $0.0053 (est.)"; "cost unknown" when the price table does not know the model. */
+/** "≈ $0.0053 (est.)" ("≈ 0.042 CNY (est.)" for a model priced in another currency); "cost unknown" when no price is known. */
 export function formatCost(u: UsageView): string {
   if (!u.cost) return "cost unknown";
   const a = u.cost.amount;
   // Two significant digits below a cent, never exponent notation ($5.0e-7).
   const text = a === 0 ? "0.00" : a < 0.01 ? a.toLocaleString("en-US", { minimumSignificantDigits: 2, maximumSignificantDigits: 2 }) : a.toFixed(2);
-  return `≈ $${text} (est.)`;
+  return u.cost.currency === "USD" ? `≈ $${text} (est.)` : `≈ ${text} ${u.cost.currency} (est.)`;
 }
 
 /** "1,234 in (400 cached) · 150 out (30 reasoning) · ≈ $0.0053 (est.)": details only where non-zero. */
@@ -143,9 +161,9 @@ export function describeUsage(u: UsageView): string {
 
 /** The last AI turn asked for clarification and the user has not answered yet. */
 function awaitingAnswer(s: PanelState): boolean {
-  const msgs = s.thread?.messages ?? [];
-  for (let i = msgs.length - 1; i >= 0; i--) {
-    const m = msgs[i]!;
+  const msgs = s.thread?.messages;
+  for (let i = (msgs?.length ?? 0) - 1; i >= 0; i--) {
+    const m = msgs!.at(i)!;
     if (m.role === "human") return false;
     if (m.role === "ai") return m.toolCalls.some((c) => c.name === "ask_clarification" && c.result !== undefined);
   }

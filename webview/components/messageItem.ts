@@ -9,6 +9,8 @@ import { h, icon } from "./dom.js";
 import { setMarkdown } from "./markdown.js";
 import { callSignature, renderToolCall } from "./toolCall.js";
 import { patchTaskCard, renderTaskCard } from "./taskCard.js";
+import { callRange, isPad, measureCalls, padsOf, setBand, windowed } from "./callWindow.js";
+import type { HeightCache } from "../model/virtual.js";
 
 export interface RowContext {
   /** True when no run is active: pending calls will never get a result. */
@@ -17,6 +19,8 @@ export interface RowContext {
   openCalls: Set<string>;
   /** Subagent cards whose step list the user folded (taskCard.ts). */
   foldedTasks: Set<string>;
+  /** Measured tool-call card heights, for rows that window their calls (callWindow.ts). */
+  callHeights: HeightCache;
 }
 
 const callSigs = new WeakMap<HTMLElement, string>();
@@ -35,6 +39,7 @@ export function patchRow(row: HTMLElement, prev: MessageView | undefined, m: Mes
     return;
   }
   row.toggleAttribute("data-streaming", m.streaming);
+  setStopReason(row, m);
   const body = row.querySelector<HTMLElement>(":scope > .msg-body");
   if (body) {
     setMarkdown(body, m.text, m.streaming);
@@ -46,6 +51,7 @@ export function patchRow(row: HTMLElement, prev: MessageView | undefined, m: Mes
 
 function fillRow(row: HTMLElement, m: MessageView, ctx: RowContext): void {
   row.toggleAttribute("data-streaming", m.streaming);
+  setStopReason(row, m);
   switch (m.role) {
     case "human": {
       row.append(h("div", { class: "msg-author", text: "You" }), h("div", { class: "msg-text", text: m.text }));
@@ -77,10 +83,34 @@ function fillRow(row: HTMLElement, m: MessageView, ctx: RowContext): void {
   }
 }
 
+/** `data-stop-reason` on the message the harness wrote for how the run stopped (e.g. turn_capped). */
+function setStopReason(row: HTMLElement, m: MessageView): void {
+  if (m.stopReason) row.dataset.stopReason = m.stopReason;
+  else delete row.dataset.stopReason;
+}
+
+/**
+ * The list placed row `row` (message `m`) and asks it to cover `top`..`bottom` (row coordinates):
+ * a row that windows its calls shows the cards in that band. True when its height may have
+ * changed (cards swapped in, or measured anew), so the list measures it again.
+ */
+export function fitRow(row: HTMLElement, m: MessageView, ctx: RowContext, top: number, bottom: number): boolean {
+  if (m.role !== "ai" || !windowed(m)) return false;
+  const host = row.querySelector<HTMLElement>(":scope > .msg-calls");
+  if (!host) return false;
+  const moved = setBand(host, row, m, ctx.callHeights, top, bottom);
+  if (moved) patchCalls(host, m, ctx);
+  const measured = measureCalls(host, ctx.callHeights);
+  if (measured) patchCalls(host, m, ctx);
+  return moved || measured;
+}
+
 function patchCalls(host: HTMLElement, m: MessageView, ctx: RowContext): void {
   const existing = new Map<string, HTMLElement>();
-  for (const el of Array.from(host.children) as HTMLElement[]) existing.set(el.dataset.toolCallId ?? "", el);
-  const next: HTMLElement[] = m.toolCalls.map((c, i) => {
+  for (const el of Array.from(host.children) as HTMLElement[]) if (!isPad(el)) existing.set(el.dataset.toolCallId ?? "", el);
+  const range = windowed(m) ? callRange(host, m, ctx.callHeights) : { from: 0, to: m.toolCalls.length, padTop: 0, padBottom: 0 };
+  const next: HTMLElement[] = m.toolCalls.slice(range.from, range.to).map((c, k) => {
+    const i = range.from + k;
     const id = c.id || `#${i}`;
     if (c.name === "task" && c.id) {
       // A subagent card patches itself in place (its task changes without its call changing).
@@ -96,6 +126,13 @@ function patchCalls(host: HTMLElement, m: MessageView, ctx: RowContext): void {
     callSigs.set(el, sig);
     return el;
   });
+  if (range.padTop > 0 || range.padBottom > 0) {
+    const p = padsOf(host);
+    p.top.style.height = `${range.padTop}px`;
+    p.bottom.style.height = `${range.padBottom}px`;
+    if (range.padTop > 0) next.unshift(p.top);
+    if (range.padBottom > 0) next.push(p.bottom);
+  }
   const same = next.length === host.children.length && next.every((el, i) => host.children[i] === el);
   if (!same) host.replaceChildren(...next);
 }

@@ -4,11 +4,18 @@
  * element is rebuilt only when its MessageView changed, so a token touches one row, once per
  * frame. Scroll stays pinned to the bottom while streaming unless the user scrolled up; then the
  * first visible row is kept where it was while heights above it settle.
+ *
+ * Per frame the work is O(rows on screen + log n), not O(thread) (issue 20: a 300-turn run's
+ * 300 tool-call cards stream without the frame cost growing): the geometry (model/virtual.ts
+ * ListGeometry) takes appended rows and measured heights one at a time, and is rebuilt only when
+ * the model replaced its rows' shape (a removal, a snapshot).
  */
-import type { MessageView } from "../model/types.js";
-import { HeightCache, buildOffsets, computeWindow, rowAt } from "../model/virtual.js";
+import type { MessageView, ThreadView } from "../model/types.js";
+import type { Seq } from "../model/seq.js";
+import { ListGeometry } from "../model/virtual.js";
 import { h, icon } from "./dom.js";
-import { createRow, patchRow } from "./messageItem.js";
+import { createRow, fitRow, patchRow } from "./messageItem.js";
+import { newCallHeights } from "./callWindow.js";
 import type { RowContext } from "./messageItem.js";
 
 const OVERSCAN_PX = 600;
@@ -26,15 +33,13 @@ export class MessageList {
   private readonly items = h("div", { class: "vlist-items" });
   private readonly empty = h("div", { class: "messages-empty", testid: "messages-empty" });
   private readonly jump: HTMLButtonElement;
-  private readonly heights = new HeightCache(72);
+  private readonly geometry = new ListGeometry(72);
   private readonly rendered = new Map<string, Rendered>();
   private readonly resize: ResizeObserver;
-  private messages: readonly MessageView[] = [];
-  private offsets: Float64Array = new Float64Array(1);
-  private offsetsDirty = true;
+  private messages: Seq<MessageView> | null = null;
   private pinned = true;
   private lastTop = 0;
-  private ctx: RowContext = { runEnded: true, openCalls: new Set(), foldedTasks: new Set() };
+  private ctx: RowContext = { runEnded: true, openCalls: new Set(), foldedTasks: new Set(), callHeights: newCallHeights() };
   private threadId: string | null = null;
 
   constructor(private readonly schedule: () => void) {
@@ -68,12 +73,9 @@ export class MessageList {
       let changed = false;
       for (const e of entries) {
         const key = (e.target as HTMLElement).dataset.key;
-        if (key && this.rendered.has(key)) changed = this.heights.set(key, (e.target as HTMLElement).offsetHeight) || changed;
+        if (key && this.rendered.has(key)) changed = this.geometry.setHeight(key, (e.target as HTMLElement).offsetHeight) || changed;
       }
-      if (changed) {
-        this.offsetsDirty = true;
-        this.schedule();
-      }
+      if (changed) this.schedule();
     });
   }
 
@@ -88,21 +90,24 @@ export class MessageList {
     this.schedule();
   }
 
-  update(threadId: string | null, messages: readonly MessageView[], runActive: boolean, emptyText: string): void {
+  update(thread: ThreadView | null, runActive: boolean, emptyText: string): void {
+    const threadId = thread?.threadId ?? null;
     if (threadId !== this.threadId) {
       // Another thread: nothing measured or rendered carries over.
       this.threadId = threadId;
       for (const r of this.rendered.values()) this.resize.unobserve(r.el);
       this.rendered.clear();
       this.items.replaceChildren();
-      this.heights.clear();
-      this.ctx = { runEnded: !runActive, openCalls: new Set(), foldedTasks: new Set() };
+      this.geometry.clear();
+      this.messages = null;
+      this.ctx = { runEnded: !runActive, openCalls: new Set(), foldedTasks: new Set(), callHeights: newCallHeights() };
       this.pinned = true;
-      this.offsetsDirty = true;
     }
+    const messages = thread?.messages ?? null;
     if (messages !== this.messages) {
       this.messages = messages;
-      this.offsetsDirty = true;
+      if (messages && thread) this.geometry.sync(messages.length, (i) => messages.at(i)!.key, thread.rowsShape);
+      else this.geometry.clear();
     }
     if (this.ctx.runEnded === runActive) {
       // Pending tool calls read differently once the run is over: refresh the rows on screen.
@@ -110,66 +115,59 @@ export class MessageList {
       for (const r of this.rendered.values()) patchRow(r.el, undefined, r.msg, this.ctx);
     }
     this.root.setAttribute("aria-busy", String(runActive));
-    this.empty.hidden = messages.length > 0;
+    const count = messages?.length ?? 0;
+    this.empty.hidden = count > 0;
     this.empty.textContent = emptyText;
     this.layout();
-  }
-
-  private ensureOffsets(): void {
-    if (!this.offsetsDirty) return;
-    const msgs = this.messages;
-    this.offsets = buildOffsets(msgs.length, (i) => this.heights.get(msgs[i]!.key));
-    this.offsetsDirty = false;
   }
 
   /** Render the window, measure it, and repeat while measurements move it (at most 3 passes). */
   private layout(): void {
     const viewport = this.root.clientHeight || 600;
+    const g = this.geometry;
     // The row at the top edge and how far into it we are: restored after heights change.
-    this.ensureOffsets();
-    const anchorIndex = rowAt(this.offsets, this.root.scrollTop);
-    const anchorKey = this.messages[anchorIndex]?.key;
-    const anchorDelta = this.root.scrollTop - (this.offsets[anchorIndex] ?? 0);
+    const anchorIndex = g.rowAt(this.root.scrollTop);
+    const anchorKey = g.keyAt(anchorIndex);
+    const anchorDelta = this.root.scrollTop - g.offset(anchorIndex);
 
     for (let pass = 0; pass < 3; pass++) {
-      this.ensureOffsets();
-      const total = this.offsets[this.messages.length] ?? 0;
-      const scrollTop = this.pinned ? Math.max(0, total - viewport) : this.root.scrollTop;
-      const w = computeWindow(this.offsets, scrollTop, viewport, OVERSCAN_PX);
+      const scrollTop = this.pinned ? Math.max(0, g.total - viewport) : this.root.scrollTop;
+      const w = g.window(scrollTop, viewport, OVERSCAN_PX);
       this.reconcile(w.start, w.end);
       this.top.style.height = `${w.padTop}px`;
       this.bottom.style.height = `${w.padBottom}px`;
       let moved = false;
+      // The band rows must cover, in list coordinates: a row with many calls shows only those cards.
+      const bandTop = scrollTop - OVERSCAN_PX;
+      const bandBottom = scrollTop + viewport + OVERSCAN_PX;
       for (let i = w.start; i < w.end; i++) {
-        const key = this.messages[i]!.key;
-        const el = this.rendered.get(key)?.el;
-        if (el && this.heights.set(key, el.offsetHeight)) moved = true;
+        const key = g.keyAt(i)!;
+        const r = this.rendered.get(key);
+        if (!r) continue;
+        const rowTop = g.offset(i);
+        if (fitRow(r.el, r.msg, this.ctx, bandTop - rowTop, bandBottom - rowTop)) moved = true;
+        if (g.setHeight(key, r.el.offsetHeight)) moved = true;
       }
-      if (moved) this.offsetsDirty = true;
       if (!moved) break;
     }
-    this.ensureOffsets();
     if (this.pinned) {
       this.root.scrollTop = this.root.scrollHeight;
       this.lastTop = this.root.scrollTop;
     } else if (anchorKey !== undefined) {
-      const i = this.indexOf(anchorKey, anchorIndex);
+      const i = g.indexOf(anchorKey);
       if (i >= 0) {
-        const want = (this.offsets[i] ?? 0) + anchorDelta;
+        const want = g.offset(i) + anchorDelta;
         if (Math.abs(this.root.scrollTop - want) > 1) this.root.scrollTop = want;
       }
     }
   }
 
-  private indexOf(key: string, hint: number): number {
-    if (this.messages[hint]?.key === key) return hint;
-    return this.messages.findIndex((m) => m.key === key);
-  }
-
   /** Makes the DOM hold exactly rows [start, end), in order, each up to date. */
   private reconcile(start: number, end: number): void {
     const want = new Set<string>();
-    for (let i = start; i < end; i++) want.add(this.messages[i]!.key);
+    const messages = this.messages;
+    if (!messages) return;
+    for (let i = start; i < end; i++) want.add(messages.at(i)!.key);
     for (const [key, r] of this.rendered) {
       if (!want.has(key)) {
         this.resize.unobserve(r.el);
@@ -179,7 +177,7 @@ export class MessageList {
     }
     let cursor: ChildNode | null = this.items.firstChild;
     for (let i = start; i < end; i++) {
-      const msg = this.messages[i]!;
+      const msg = messages.at(i)!;
       let r = this.rendered.get(msg.key);
       if (!r) {
         r = { el: createRow(msg, this.ctx), msg };

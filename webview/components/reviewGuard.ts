@@ -9,7 +9,8 @@ const rec = (v: unknown): v is Record<string, unknown> => typeof v === "object" 
 const str = (v: unknown): v is string => typeof v === "string";
 
 function isPending(v: unknown): boolean {
-  return rec(v) && str(v.tool_call_id) && str(v.name) && str(v.class) && str(v.reason) && rec(v.args);
+  return rec(v) && str(v.tool_call_id) && str(v.name) && str(v.class) && str(v.reason) && rec(v.args) &&
+    (v.always_allow === undefined || (rec(v.always_allow) && str(v.always_allow.label) && rec(v.always_allow.rule)));
 }
 
 function isRun(v: unknown): boolean {

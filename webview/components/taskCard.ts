@@ -13,6 +13,7 @@
  */
 import type { TaskUsage } from "../../extension/protocol/events.js";
 import type { MessageView, TaskView, ToolCallView } from "../model/types.js";
+import type { Seq } from "../model/seq.js";
 import { h, icon, setText } from "./dom.js";
 import { callSignature, renderToolCall } from "./toolCall.js";
 
@@ -102,8 +103,8 @@ function bodyText(c: ToolCallView, status: CardStatus): { kind: "result" | "erro
   return last?.text ? { kind: "live", text: clip(last.text, LIVE_TEXT_CHARS, true) } : { kind: "none", text: "" };
 }
 
-function lastAi(messages: readonly MessageView[]): MessageView | undefined {
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]!.role === "ai") return messages[i];
+function lastAi(messages: Seq<MessageView>): MessageView | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) if (messages.at(i)!.role === "ai") return messages.at(i);
   return undefined;
 }
 

@@ -4,6 +4,8 @@
  * folds task events in through tasks.ts, so tasks.ts cannot import it back from there.
  */
 import { NO_USAGE } from "./usage.js";
+import { PMap } from "./pmap.js";
+import { Seq } from "./seq.js";
 import type { ThreadView } from "./types.js";
 
 export function emptyThread(threadId: string): ThreadView {
@@ -11,16 +13,18 @@ export function emptyThread(threadId: string): ThreadView {
     threadId,
     title: null,
     lastSeq: 0,
-    messages: [],
-    index: new Map(),
-    callOwner: new Map(),
-    pendingResults: new Map(),
-    tasks: new Map(),
+    messages: Seq.empty(),
+    index: PMap.empty(),
+    callOwner: PMap.empty(),
+    pendingResults: PMap.empty(),
+    tasks: PMap.empty(),
+    live: [],
+    rowsShape: {},
     artifacts: [],
     todos: null,
     viewedImages: [],
     uploadedFiles: [],
-    run: { runId: null, status: null, model: null, error: null, retry: null, awaitingApproval: false },
+    run: { runId: null, status: null, model: null, error: null, retry: null, awaitingApproval: false, stopReason: null },
     usage: NO_USAGE,
   };
 }

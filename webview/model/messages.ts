@@ -8,6 +8,8 @@
  */
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
 import type { MessageView, ThreadView, ToolCallView, ToolResultView } from "./types.js";
+import { PMap } from "./pmap.js";
+import { Seq } from "./seq.js";
 
 /** Text of string or block content: text blocks joined by "\n" (as the harness's contentText). */
 export function contentText(content: unknown): string {
@@ -48,22 +50,30 @@ function isHidden(m: WireMessage): boolean {
   return false;
 }
 
-function withIndex(t: ThreadView, messages: MessageView[]): ThreadView {
-  const index = new Map<string, number>();
-  messages.forEach((m, i) => index.set(m.key, i));
-  return { ...t, messages, index };
+/** The rows rebuilt whole (a row removed): a new index, and a new shape token for the list. */
+function withIndex(t: ThreadView, messages: readonly MessageView[]): ThreadView {
+  const index: Array<[string, number]> = [];
+  const live: string[] = [];
+  messages.forEach((m, i) => {
+    index.push([m.key, i]);
+    if (m.streaming) live.push(m.key);
+  });
+  return { ...t, messages: Seq.from(messages), index: PMap.from(index), live, rowsShape: {} };
+}
+
+/** `live` after row `key` became `m` (it holds the keys of the rows still streaming). */
+function liveAfter(live: readonly string[], key: string, streaming: boolean): readonly string[] {
+  const has = live.includes(key);
+  if (streaming === has) return live;
+  return streaming ? [...live, key] : live.filter((k) => k !== key);
 }
 
 function replaceAt(t: ThreadView, i: number, m: MessageView): ThreadView {
-  const messages = t.messages.slice();
-  messages[i] = m;
-  return { ...t, messages };
+  return { ...t, messages: t.messages.set(i, m), live: liveAfter(t.live, m.key, m.streaming) };
 }
 
 function append(t: ThreadView, m: MessageView): ThreadView {
-  const index = new Map(t.index);
-  index.set(m.key, t.messages.length);
-  return { ...t, messages: [...t.messages, m], index };
+  return { ...t, messages: t.messages.push(m), index: t.index.set(m.key, t.messages.length), live: liveAfter(t.live, m.key, m.streaming) };
 }
 
 function remove(t: ThreadView, key: string): ThreadView {
@@ -73,26 +83,17 @@ function remove(t: ThreadView, key: string): ThreadView {
 
 /** Claims call ids for `owner` and moves any result that arrived before its call onto the call. */
 function adoptCalls(t: ThreadView, owner: string, calls: ToolCallView[]): { t: ThreadView; calls: ToolCallView[] } {
-  let callOwner: Map<string, string> | undefined;
-  let pending: Map<string, ToolResultView> | undefined;
   let out = t;
   const adopted = calls.map((c) => {
     if (!c.id) return c;
-    if (out.callOwner.get(c.id) !== owner) {
-      callOwner ??= new Map(out.callOwner);
-      callOwner.set(c.id, owner);
-    }
-    const early = (pending ?? out.pendingResults).get(c.id);
+    if (out.callOwner.get(c.id) !== owner) out = { ...out, callOwner: out.callOwner.set(c.id, owner) };
+    const early = out.pendingResults.get(c.id);
     if (early && !c.result) {
-      pending ??= new Map(out.pendingResults);
-      pending.delete(c.id);
-      out = remove(out, orphanKey(c.id));
+      out = remove({ ...out, pendingResults: out.pendingResults.delete(c.id) }, orphanKey(c.id));
       return { ...c, result: early };
     }
     return c;
   });
-  if (callOwner) out = { ...out, callOwner };
-  if (pending) out = { ...out, pendingResults: pending };
   return { t: out, calls: adopted };
 }
 
@@ -114,7 +115,10 @@ export function messageView(m: WireMessage): { key: string; view: MessageView | 
     argsText: "",
     result: undefined,
   }));
-  return { key, view: { key, role: m.type === "human" ? "human" : "ai", text, streaming: false, toolCalls, files: fileNames(m.additional_kwargs) } };
+  const view: MessageView = { key, role: m.type === "human" ? "human" : "ai", text, streaming: false, toolCalls, files: fileNames(m.additional_kwargs) };
+  const stop = m.additional_kwargs?.stop_reason;
+  if (m.type === "ai" && typeof stop === "string" && stop) view.stopReason = stop;
+  return { key, view };
 }
 
 function toolResultOf(m: WireMessage): ToolResultInput {
@@ -150,7 +154,7 @@ export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
   if (!view) return remove(t, key);
 
   const at = t.index.get(key);
-  const prevCalls = new Map((at === undefined ? [] : t.messages[at]?.toolCalls ?? []).map((c) => [c.id, c]));
+  const prevCalls = new Map((at === undefined ? [] : t.messages.at(at)?.toolCalls ?? []).map((c) => [c.id, c]));
   const adopted = adoptCalls(t, key, view.toolCalls.map((c) => withTask({ ...c, result: prevCalls.get(c.id)?.result }, t.tasks.get(c.id))));
   const next: MessageView = { ...view, toolCalls: adopted.calls };
   const after = adopted.t;
@@ -158,7 +162,7 @@ export function upsertMessage(t: ThreadView, m: WireMessage): ThreadView {
   if (i === undefined) return append(after, next);
   // A message repeated unchanged (replays, and updates that carry more than they changed) keeps
   // the thread as it is: copying the list for each would make an update O(thread²).
-  if (after === t && sameView(t.messages[i]!, next)) return t;
+  if (after === t && sameView(t.messages.at(i)!, next)) return t;
   return replaceAt(after, i, next);
 }
 
@@ -168,7 +172,7 @@ function withTask(c: ToolCallView, task: ToolCallView["task"]): ToolCallView {
 }
 
 function sameView(a: MessageView, b: MessageView): boolean {
-  return a.role === b.role && a.text === b.text && a.streaming === b.streaming && a.files.join("\n") === b.files.join("\n") &&
+  return a.role === b.role && a.text === b.text && a.streaming === b.streaming && a.stopReason === b.stopReason && a.files.join("\n") === b.files.join("\n") &&
     a.toolCalls.length === b.toolCalls.length &&
     a.toolCalls.every((c, k) => {
       const d = b.toolCalls[k]!;
@@ -221,7 +225,15 @@ export function buildMessages(t: ThreadView, wire: readonly WireMessage[]): Thre
     for (const c of view.toolCalls) if (c.id) callOwner.set(c.id, key);
     put(view);
   }
-  return { ...t, messages, index, callOwner, pendingResults };
+  return {
+    ...t,
+    messages: Seq.from(messages),
+    index: PMap.from(index),
+    callOwner: PMap.from(callOwner),
+    pendingResults: PMap.from(pendingResults),
+    live: [],
+    rowsShape: {},
+  };
 }
 
 export interface ToolResultInput {
@@ -238,14 +250,13 @@ export function applyToolResult(t: ThreadView, r: ToolResultInput): ThreadView {
   const result = resultView(r);
   const owner = t.callOwner.get(r.toolCallId);
   const at = owner === undefined ? undefined : t.index.get(owner);
-  const msg = at === undefined ? undefined : t.messages[at];
+  const msg = at === undefined ? undefined : t.messages.at(at);
   if (msg && at !== undefined) {
     if (msg.toolCalls.every((c) => c.id !== r.toolCallId || sameResult(c.result, result))) return t;
     const calls = msg.toolCalls.map((c) => (c.id === r.toolCallId ? { ...c, result } : c));
     return replaceAt(t, at, { ...msg, toolCalls: calls });
   }
-  const pendingResults = new Map(t.pendingResults);
-  pendingResults.set(r.toolCallId, result);
+  const pendingResults = t.pendingResults.set(r.toolCallId, result);
   const row: MessageView = {
     key: orphanKey(r.toolCallId),
     role: "tool",
@@ -262,11 +273,7 @@ export function applyToolResult(t: ThreadView, r: ToolResultInput): ThreadView {
 
 /** The message a chunk without an id belongs to: the last one still streaming. */
 function lastStreamingKey(t: ThreadView): string | undefined {
-  for (let i = t.messages.length - 1; i >= 0; i--) {
-    const m = t.messages[i];
-    if (m?.streaming) return m.key;
-  }
-  return undefined;
+  return t.live.at(-1);
 }
 
 /** Appends one token chunk to its streaming AI message (created on the first chunk). */
@@ -284,7 +291,7 @@ export function applyChunk(t: ThreadView, c: WireMessageChunk): ThreadView {
   const key = c.id || lastStreamingKey(t);
   if (!key) return t;
   const at = t.index.get(key);
-  const prev = at === undefined ? undefined : t.messages[at];
+  const prev = at === undefined ? undefined : t.messages.at(at);
   // Known complete: this chunk is a replay (or late); the complete message already holds it.
   if (prev && !prev.streaming) return t;
   const text = (prev?.text ?? "") + (typeof c.content === "string" ? c.content : "");
@@ -319,20 +326,25 @@ export function mergeCallChunks(calls: readonly ToolCallView[], chunks: readonly
   return out;
 }
 
-/** A run is over: nothing streams any more (a cancelled stream never gets its complete message). */
 /**
  * A model call that failed mid-stream is retried (an `llm_retry` event): its partial answer was
  * never a message and never will be — the retry streams a new one — so it is dropped.
  */
 export function dropStreaming(t: ThreadView): ThreadView {
-  let out = t;
-  for (const m of t.messages) if (m.streaming) out = remove(out, m.key);
-  return out;
+  if (t.live.length === 0) return t;
+  const drop = new Set(t.live);
+  return withIndex(t, t.messages.filter((m) => !drop.has(m.key)));
 }
 
+/** A run is over: nothing streams any more (a cancelled stream never gets its complete message). */
 export function endStreaming(t: ThreadView): ThreadView {
-  if (!t.messages.some((m) => m.streaming)) return t;
-  return { ...t, messages: t.messages.map((m) => (m.streaming ? { ...m, streaming: false } : m)) };
+  let out = t;
+  for (const key of t.live) {
+    const i = out.index.get(key);
+    const m = i === undefined ? undefined : out.messages.at(i);
+    if (m && i !== undefined) out = replaceAt(out, i, { ...m, streaming: false });
+  }
+  return out.live.length === 0 ? out : { ...out, live: [] };
 }
 
 export function appendError(t: ThreadView, key: string, error: string): ThreadView {

@@ -11,12 +11,12 @@
  * The TaskView lives in `ThreadView.tasks` and is copied onto its `task` call (ToolCallView.task)
  * once per batch of journal events (attachTasks, called by threadView.applyEvents): the row that
  * owns the call is replaced, so the virtual list re-renders that one row, and a batch of a
- * subagent's chunks copies the thread's message list once, not once per chunk. A task whose events are not in view (a finished run after a reload: the snapshot has the
+ * subagent's chunks replaces that row once, not once per chunk. A task whose events are not in view (a finished run after a reload: the snapshot has the
  * call and its result only) is drawn from the call's arguments and the result's `subagent_*`
  * fields instead (components/taskCard.ts).
  */
 import type { TaskUsage, WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
-import { applyChunk, isRecord, upsertMessage } from "./messages.js";
+import { applyChunk, endStreaming, isRecord, upsertMessage } from "./messages.js";
 import { emptyThread } from "./emptyThread.js";
 import type { TaskView, ThreadView } from "./types.js";
 
@@ -62,7 +62,8 @@ function reduceTask(task: TaskView, data: Record<string, unknown>): TaskView {
       error: terminal === "completed" ? null : str(data.error),
       usage: usageOf(data.usage) ?? task.usage,
       model: str(data.model_name) ?? task.model,
-      steps: endSteps(task.steps),
+      // Nothing of a finished subagent streams any more.
+      steps: endStreaming(task.steps),
     };
   }
   if (type === "task_event") {
@@ -82,12 +83,6 @@ function reduceTask(task: TaskView, data: Record<string, unknown>): TaskView {
   return task;
 }
 
-/** Nothing of a finished subagent streams any more. */
-function endSteps(t: ThreadView): ThreadView {
-  if (!t.messages.some((m) => m.streaming)) return t;
-  return { ...t, messages: t.messages.map((m) => (m.streaming ? { ...m, streaming: false } : m)) };
-}
-
 /** Whether a `custom` event belongs to a subagent (it carries a `task_id`). */
 export function isTaskEvent(data: Record<string, unknown>): boolean {
   return typeof data.task_id === "string" && data.task_id !== "" && typeof data.type === "string" && data.type.startsWith("task_");
@@ -99,26 +94,23 @@ export function applyTaskEvent(t: ThreadView, data: Record<string, unknown>): Th
   const prev = t.tasks.get(id);
   const next = reduceTask(prev ?? newTask(id), data);
   if (next === prev) return t;
-  const tasks = new Map(t.tasks);
-  tasks.set(id, next);
-  return { ...t, tasks };
+  return { ...t, tasks: t.tasks.set(id, next) };
 }
 
 /**
- * Puts each task's current view on its call in the owning message (one copy of the message list,
- * one row replaced per owner), for the calls in view whose copy is not current.
+ * Puts each task's current view on its call in the owning message (one row replaced per owner),
+ * for the calls in view whose copy is not current.
  */
 export function attachTasks(t: ThreadView, ids: Iterable<string>): ThreadView {
-  let messages: ThreadView["messages"][number][] | undefined;
+  let messages = t.messages;
   for (const id of ids) {
     const task = t.tasks.get(id);
     const owner = t.callOwner.get(id);
     const at = owner === undefined ? undefined : t.index.get(owner);
     if (!task || at === undefined) continue;
-    const msg = (messages ?? t.messages)[at];
+    const msg = messages.at(at);
     if (!msg || !msg.toolCalls.some((c) => c.id === id && c.task !== task)) continue;
-    messages ??= t.messages.slice();
-    messages[at] = { ...msg, toolCalls: msg.toolCalls.map((c) => (c.id === id ? { ...c, task } : c)) };
+    messages = messages.set(at, { ...msg, toolCalls: msg.toolCalls.map((c) => (c.id === id ? { ...c, task } : c)) });
   }
-  return messages ? { ...t, messages } : t;
+  return messages === t.messages ? t : { ...t, messages };
 }

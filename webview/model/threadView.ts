@@ -25,7 +25,7 @@ export function fromState(s: ThreadStateView): ThreadView {
     title: s.title,
     lastSeq: replayFrom,
     run: run
-      ? { runId: run.run_id, status: run.status, model: null, error: null, retry: null, awaitingApproval: false }
+      ? { runId: run.run_id, status: run.status, model: null, error: null, retry: null, awaitingApproval: false, stopReason: null }
       : { ...t.run, awaitingApproval: (s.pending_approvals?.length ?? 0) > 0 },
     artifacts: s.artifacts.map((a) => ({ path: a.path, exists: a.exists })),
     todos: s.todos,
@@ -50,7 +50,7 @@ export function applyEvents(t: ThreadView, events: readonly JournalEvent[]): Thr
 function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
   switch (e.event) {
     case "metadata":
-      return { ...t, run: { runId: e.run_id, status: "running", model: e.data.model, error: null, retry: null, awaitingApproval: false } };
+      return { ...t, run: { runId: e.run_id, status: "running", model: e.data.model, error: null, retry: null, awaitingApproval: false, stopReason: null } };
     case "messages": {
       let out = clearRetry(t);
       for (const c of e.data as unknown[]) if (isChunk(c)) out = applyChunk(out, c);
@@ -84,8 +84,9 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
       const status = e.data.status;
       let out = endStreaming(t);
       const error = typeof e.data.error === "string" ? e.data.error : null;
-      const awaitingApproval = status === "success" && e.data.stop_reason === "approval";
-      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null, awaitingApproval }, usage: usageAfterEnd(out.usage, e.data) };
+      const stopReason = status === "success" && typeof e.data.stop_reason === "string" ? e.data.stop_reason : null;
+      const awaitingApproval = stopReason === "approval";
+      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null, awaitingApproval, stopReason }, usage: usageAfterEnd(out.usage, e.data) };
       if (status === "error" || status === "timeout") {
         // The worker usually journals an `error` event first; one row per run either way.
         out = appendError(out, `error:${e.run_id}`, error ?? (status === "timeout" ? "The run timed out." : "The run failed."));
@@ -95,6 +96,21 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
     default:
       return t;
   }
+}
+
+/**
+ * The key of the message a Continue would go on from, or null: the last run used its budget of
+ * model turns (`stop_reason: "turn_capped"`, issue 20) and nothing came after it. Read from the
+ * thread's last message, which the harness writes for that ending (its `stop_reason` stamp
+ * survives a reload: it is in the snapshot), or from the run's `end` while that message is not
+ * in view. A new run (its metadata resets the run's stop reason; its prompt becomes the last
+ * message) ends it, Continue's own run included.
+ */
+export function turnCappedKey(t: ThreadView): string | null {
+  const last = t.messages.at(-1);
+  if (last?.role === "ai" && last.stopReason === "turn_capped") return last.key;
+  if (t.run.stopReason === "turn_capped" && last?.role !== "human" && last?.role !== "error") return `run:${t.run.runId ?? ""}`;
+  return null;
 }
 
 function clearRetry(t: ThreadView): ThreadView {

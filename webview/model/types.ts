@@ -8,6 +8,8 @@ import type { ThreadSummary } from "../../extension/protocol/rpc.js";
 import type { ModelChoice, PanelStatus } from "../../extension/protocol/webview.js";
 import type { RunStatus, TaskUsage } from "../../extension/protocol/events.js";
 import type { UsageState } from "./usage.js";
+import type { Seq } from "./seq.js";
+import type { PMap } from "./pmap.js";
 
 /** "error" rows are not messages: a run error shown in line, where it happened. */
 export type Role = "human" | "ai" | "tool" | "error";
@@ -63,6 +65,11 @@ export interface MessageView {
   toolName?: string;
   /** An error row (from an `error` or failed `end` event), rendered as an error banner. */
   error?: string;
+  /**
+   * Why the run stopped, on the AI message the harness wrote for it (`additional_kwargs.stop_reason`,
+   * e.g. "turn_capped": the run used its turn budget; that message is the thread's last).
+   */
+  stopReason?: string;
 }
 
 export interface ArtifactItem {
@@ -92,6 +99,8 @@ export interface RunView {
   retry: string | null;
   /** The last run paused on tool calls that wait on the user's decision (issue 13). */
   awaitingApproval: boolean;
+  /** The last run's `end.data.stop_reason` (null before its end, or for a plain answer). */
+  stopReason: string | null;
 }
 
 export interface ThreadView {
@@ -99,15 +108,28 @@ export interface ThreadView {
   title: string | null;
   /** Highest journal seq applied; events at or below it are replays and are ignored. */
   lastSeq: number;
-  messages: readonly MessageView[];
-  /** message key → index in `messages` (rebuilt on insert/remove only). */
-  index: ReadonlyMap<string, number>;
+  /**
+   * The rows, in order. Persistent (model/seq.ts), as are the maps below (model/pmap.ts): one
+   * event copies what it changed, never the whole thread (issue 20: per-event cost stays flat in
+   * a 300-turn run).
+   */
+  messages: Seq<MessageView>;
+  /** message key → index in `messages` (rebuilt when a row is removed). */
+  index: PMap<number>;
   /** tool_call_id → key of the AI message that made the call. */
-  callOwner: ReadonlyMap<string, string>;
+  callOwner: PMap<string>;
   /** Results seen before their call (rare; kept so a later call picks its result up). */
-  pendingResults: ReadonlyMap<string, ToolResultView>;
+  pendingResults: PMap<ToolResultView>;
   /** task_id → the subagent's view, from the journal's task events (model/tasks.ts). */
-  tasks: ReadonlyMap<string, TaskView>;
+  tasks: PMap<TaskView>;
+  /** Keys of the rows still streaming (none or one, mostly): a run's end reads these, not every row. */
+  live: readonly string[];
+  /**
+   * Replaced whenever a row is removed or the rows are rebuilt (a snapshot). Two views with the
+   * same token differ only by rows appended at the end and rows replaced in place, which is what
+   * the virtual list relies on to update its geometry without walking every row.
+   */
+  rowsShape: object;
   artifacts: readonly ArtifactItem[];
   todos: readonly TodoItem[] | null;
   viewedImages: readonly ViewedImageItem[];
@@ -136,4 +158,9 @@ export interface PanelState {
   images: ReadonlyMap<string, string | null>;
   /** The last host error, shown until dismissed or replaced. */
   notice: string | null;
+  /**
+   * The key of the turn-capped message whose Continue was pressed: the bar hides at once (no
+   * second run from a double click) until the run starts, or comes back if the host refused it.
+   */
+  continued: string | null;
 }

@@ -28,7 +28,7 @@ export function usageOf(v: unknown): UsageView | null {
   const cached = num(r.cached_tokens);
   const reasoning = num(r.reasoning_tokens);
   const c = r.cost as Partial<CostView> | null | undefined;
-  const cost = c && typeof c === "object" && num(c.amount) !== undefined && c.currency === "USD" ? { amount: c.amount!, currency: "USD" as const } : null;
+  const cost = c && typeof c === "object" && num(c.amount) !== undefined && typeof c.currency === "string" && /^[A-Z]{3}$/.test(c.currency) ? { amount: c.amount!, currency: c.currency } : null;
   return {
     input_tokens: input,
     output_tokens: output,

@@ -32,6 +32,7 @@ import { assembleDeferredTools, type ToolSearchSettings } from "../mcp/deferred.
 import { mcpToolIndex } from "../mcp/tools.js";
 import { mcpPromptSections } from "../mcp/prompt.js";
 import { diagnostics } from "../diagnostics.js";
+import type { ChainSettings } from "../config/sections.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -60,8 +61,10 @@ export interface LeadAgentOptions {
   subagents?: { settings: SubagentSettings; modelName: string; keyFor?: KeyFor };
   /** Long-term memory is on for this run (issue 15): injection at the thread's first run, extraction after each. */
   memory?: MemoryRunHooks;
-  /** Tokens this run may use (issue 15; middlewares/tokenBudget.ts); absent or 0 → no budget. */
+  /** Tokens this run may use (issue 15; middlewares/tokenBudget.ts); absent or 0 → no budget. `chainSettings.tokenBudget` wins. */
   maxTokensPerRun?: number;
+  /** DeerFlow's middleware sections of the config (config/sections.ts), for the lead's chain and its subagents'; absent → DeerFlow's defaults. */
+  chainSettings?: ChainSettings;
   /** Summarization and DurableContext (issue 15): settings and summary models (runs/compaction.ts). */
   summarization?: Omit<SummarizationOptions, "beforeSummarize">;
   /** Called with the messages about to be summarized, once their summary exists (e.g. a memory flush). */
@@ -119,13 +122,16 @@ export function buildLeadAgent(options: LeadAgentOptions) {
         ...(o.mcp?.toolSearch ? { toolSearch: o.mcp.toolSearch } : {}),
         bashAllowed: bashEnabled,
         settings: o.subagents.settings,
-        chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval },
+        chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval, ...(o.chainSettings ? { settings: o.chainSettings } : {}) },
         threadId: o.dirs.threadId,
       }),
     );
   }
+  // A shell the policy denies is never bound for the model (the approval middleware), so the
+  // prompt does not offer it either.
+  const shellDenied = approval.policy.shell === "deny";
   const mcpSections = mcpPromptSections(tools, deferred);
-  const prompt = [buildSystemPrompt({ hasBash: tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode }), mcpSections].filter(Boolean).join("\n\n");
+  const prompt = [buildSystemPrompt({ hasBash: !shellDenied && tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode }), mcpSections].filter(Boolean).join("\n\n");
   return buildAgentGraph({
     model: o.model,
     tools,
@@ -147,6 +153,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       ...(o.summarization ? { summarization: o.summarization } : {}),
       ...(o.beforeSummarize ? { beforeSummarize: o.beforeSummarize } : {}),
       ...(deferred.hash ? { deferred: { ...deferred, hash: deferred.hash, topK: o.mcp?.toolSearch?.autoPromoteTopK ?? 3 } } : {}),
+      ...(o.chainSettings ? { settings: o.chainSettings } : {}),
     }),
     checkpointer: o.checkpointer,
   });

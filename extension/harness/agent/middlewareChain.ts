@@ -7,7 +7,9 @@
  *   hook's update applied with the state's reducers before the next hook sees it; a `jumpTo` ends
  *   the point there. Measured (test/unit/agent/graphSteps.test.ts, the whole chain): a tool turn is
  *   4 graph steps (before_model, model_request, after_model, tools; parallel calls share the tools
- *   step), an answer turn 3, and a run adds 2 (before_agent, after_agent). createAgent gave every
+ *   step), an answer turn 3, and the run's own hooks take none (beforeAgent runs in the run's first
+ *   before_model, afterAgent in the node that ends the run), so a one-answer run is 3 steps.
+ *   createAgent gave every
  *   hook its own node: ~13 steps a tool turn, so LangGraph's recursion limit ended runs after 7
  *   tool calls. A run is bounded by its turn budget (`max_turns` model calls), never by steps.
  * - `wrapModelCall`/`wrapToolCall`: first in the list = OUTERMOST wrapper. So InputSanitization
@@ -115,6 +117,7 @@ import type { BaseMessage } from "@langchain/core/messages";
 import { mcpRoutingMiddleware } from "../middlewares/mcpRouting.js";
 import { deferredToolFilterMiddleware } from "../middlewares/deferredToolFilter.js";
 import type { DeferredSetup } from "../mcp/deferred.js";
+import type { ChainSettings } from "../config/sections.js";
 
 export interface ChainContext {
   dirs: ThreadDirs;
@@ -145,6 +148,8 @@ export interface ChainContext {
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
   /** MCP tools deferred behind tool_search this run (issue 23, mcp/deferred.ts); absent → neither McpRouting nor DeferredToolFilter. */
   deferred?: DeferredSetup & { hash: string; topK: number };
+  /** DeerFlow's middleware sections of the config for this run (config/sections.ts): on/off and thresholds; absent → DeerFlow's defaults. */
+  settings?: ChainSettings;
 }
 
 export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
@@ -156,15 +161,22 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     protectedWritesAllowed: new Set(),
   };
   // What this run's summary calls spent: in the run's usage (a custom event) and in its budget.
-  let summaryTokens = 0;
+  const summaryTokens = { input: 0, output: 0 };
   const summarization = ctx.summarization && {
     ...ctx.summarization,
     ...(ctx.beforeSummarize ? { beforeSummarize: ctx.beforeSummarize } : {}),
-    onUsage: (u: { input_tokens: number; output_tokens: number }) => void (summaryTokens += u.input_tokens + u.output_tokens),
+    onUsage: (u: { input_tokens: number; output_tokens: number }) => {
+      summaryTokens.input += u.input_tokens;
+      summaryTokens.output += u.output_tokens;
+    },
   };
+  const s = ctx.settings;
+  const toolOutput = s ? s.toolOutput : (ctx.toolOutput ?? {});
+  const loopDetection = s ? s.loopDetection : (ctx.loopDetection ?? {});
+  const tokenBudget = s?.tokenBudget ?? ctx.tokenBudget;
   const chain: Array<AgentMiddleware | false | undefined> = [
     inputSanitizationMiddleware(), // [1]
-    toolOutputBudgetMiddleware(ctx.dirs, ctx.toolOutput), // [2]
+    toolOutput !== false && toolOutputBudgetMiddleware(ctx.dirs, toolOutput), // [2]
     toolResultSanitizationMiddleware(), // [3]
     threadDataMiddleware(ctx.dirs), // [4]
     uploadsMiddleware(ctx.dirs), // [5]
@@ -172,25 +184,25 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
     approvalMiddleware(approval), // [9]
     sandboxAuditMiddleware(), // [10]
-    readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
+    (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(ctx.memory ? { memory: ctx.memory } : {}), // [14]
     ctx.summarization && durableContextMiddleware(), // [17]
     summarization && summarizationMiddleware(summarization), // [18]
     ctx.planMode && todoMiddleware(), // [19]
     tokenUsageMiddleware(), // [20]
-    titleMiddleware(ctx.titleModel), // [21]
+    s?.title !== false && titleMiddleware(ctx.titleModel, s?.title), // [21]
     ctx.memory && memoryMiddleware(ctx.memory), // [22]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
     ctx.deferred && ctx.deferred.routing.size > 0 && mcpRoutingMiddleware({ hash: ctx.deferred.hash, topK: ctx.deferred.topK, index: ctx.deferred.routing }), // [24]
     ctx.deferred && deferredToolFilterMiddleware({ names: ctx.deferred.names, hash: ctx.deferred.hash }), // [25]
     systemMessageCoalescingMiddleware(), // [26]
     ctx.subagentLimit && subagentLimitMiddleware(ctx.subagentLimit), // [27]
-    loopDetectionMiddleware(ctx.loopDetection), // [28]
-    ctx.tokenBudget && ctx.tokenBudget.maxTokens > 0 && tokenBudgetMiddleware({ ...ctx.tokenBudget, spentElsewhere: () => summaryTokens }), // [29]
+    loopDetection !== false && loopDetectionMiddleware(loopDetection), // [28]
+    tokenBudget && tokenBudget.maxTokens > 0 && tokenBudgetMiddleware({ ...tokenBudget, spentElsewhere: () => summaryTokens }), // [29]
     terminalResponseMiddleware(), // [32]
     modelLengthFinishReasonMiddleware(), // [33]
-    safetyFinishReasonMiddleware(), // [34]
+    (s?.safetyFinishReason ?? true) && safetyFinishReasonMiddleware(), // [34]
     clarificationMiddleware(), // [35] keep last
   ];
   return chain.filter((m): m is AgentMiddleware => Boolean(m));

@@ -47,6 +47,19 @@ function shown(text: string): string {
   return text.length > MAX_SHOWN ? `${text.slice(0, MAX_SHOWN - 1)}…` : text;
 }
 
+/**
+ * The class a tool's calls have before their arguments are known, for what the model is offered
+ * (middlewares/approval.ts unbinds a tool whose class the policy denies). A write tool counts as
+ * `write`: `protected` narrows a write by its path, so a policy that denies ordinary writes
+ * denies the tool; its protected calls are still refused one by one when the model calls anyway.
+ */
+export function toolClassOf(name: string): ToolClass {
+  if (READ_TOOLS.has(name) || CONTROL_TOOLS.has(name) || name === "task") return "read";
+  if (WRITE_TOOLS.has(name)) return "write";
+  if (name === "bash") return "shell";
+  return "other";
+}
+
 export function classifyToolCall(call: { name: string; args?: unknown }, ctx: ClassifyContext): CallClass {
   const args = (call.args && typeof call.args === "object" ? call.args : {}) as Record<string, unknown>;
   // An MCP tool by its tag, never by its name's shape: a server cannot name a tool `read_file`

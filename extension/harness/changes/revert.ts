@@ -11,21 +11,22 @@
  *   admitted on the thread (admission writes a run row) before the revert is done. The file work
  *   is synchronous for that reason: a revert is a handful of files.
  * - Every path goes through the trust boundary as a tool write does (resolveWritePath's steps:
- *   thread folders, protected paths, containment), and every file is opened checked (openChecked.ts: no
- *   link followed at the last component, the open file is the path checked). A link planted since
- *   the run cannot send a revert outside the thread's roots. The content compared with the run's
- *   after-state is read from the same descriptor that is then rewritten.
+ *   thread folders, protected paths, containment). Then the file's folder is opened from the
+ *   workspace down without following any link (trust/checkedDir.ts), and the file, its creation
+ *   and its deletion all go through that folder's descriptor; the file itself is opened checked
+ *   (openChecked.ts: not a link, the file checked, one hard link only). A link planted since the
+ *   run, in place of the file or of any folder above it, cannot send a revert outside the
+ *   thread's roots. The content compared with the run's after-state is read from the same
+ *   descriptor that is then rewritten, and a removal deletes only that very file.
  * - A protected path (protectedPaths.ts) is written only with the caller's explicit
  *   `allowProtected` (the CLI's --allow-protected), and only when the run itself wrote the path
  *   under the same rule (a write the user approved): the consent is for that rule, not a bypass.
  *
- * What remains: removing an added file is an unlink by path after the content check (Node has no
- * unlinkat), so a parent folder swapped in that instant could redirect it within what the link
- * points to; the thread has no run then, so only another thread's sandbox could race it. Folders
- * a run created for a new file stay.
+ * What remains: folders a run created for a new file stay. Off Linux (no /proc/self/fd) a folder
+ * higher up swapped between two steps of the chain is not caught (checkedDir.ts).
  */
-import { closeSync, fstatSync, ftruncateSync, mkdirSync, readSync, unlinkSync, writeSync } from "node:fs";
-import { dirname } from "node:path";
+import { closeSync, fstatSync, ftruncateSync, readSync, realpathSync, writeSync } from "node:fs";
+import { basename, dirname, join, relative } from "node:path";
 import { HarnessError, errorMessage } from "../errors.js";
 import type { RevertOutcome } from "../../protocol/changes.js";
 import type { WorkspaceStore } from "../store/db.js";
@@ -34,7 +35,7 @@ import { changeStatus, type FileChangeRecord } from "../store/fileChanges.js";
 import type { RunStore } from "../store/runs.js";
 import { isOwnerGone } from "../runs/owner.js";
 import { containedRealPath, isNodeError, mapVirtualPath, realPathAllowingMissing } from "../sandbox/paths.js";
-import { createFileSync, openForUpdateSync } from "../sandbox/trust/openChecked.js";
+import { openDirChain, type CheckedDir } from "../sandbox/trust/checkedDir.js";
 import { classifyResolved } from "../sandbox/trust/protectedPaths.js";
 import { guardThreadFolders, isPathRefusal } from "../sandbox/trust/toolPaths.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
@@ -139,32 +140,37 @@ function revertFile(store: WorkspaceStore, dirs: ThreadDirs, row: FileChangeReco
   containedRealPath(host, dirs, real);
   const before = beforeBytes(store, row);
 
-  let fd: number;
+  // The path as the run wrote it (never where a link leads now) is opened folder by folder from
+  // the workspace down, and everything after goes through that folder (checkedDir.ts): a link in
+  // place of the file or of any folder above it is refused, not followed. The workspace folder
+  // itself may be a link (the user's choice): it is resolved once.
+  const root = realpathSync(dirs.workspace);
+  const target = join(root, relative(dirs.workspace, host));
+  const name = basename(target);
+  let dir: CheckedDir | undefined;
+  let fd = -1;
   try {
-    fd = openForUpdateSync(real);
-  } catch (err) {
-    if (isNodeError(err) && err.code === "EISDIR") throw new Refusal("changed_since", `is a folder now: ${CHANGED_SINCE}`);
-    if (!isNodeError(err) || (err.code !== "ENOENT" && err.code !== "ENOTDIR")) throw err;
-    // Absent now.
-    if (before === null) return "unchanged";
-    if (after !== null) throw new Refusal("changed_since", `deleted after the run; revert refused so the deletion is kept`);
-    mkdirSync(dirname(real), { recursive: true });
-    try {
-      createFileSync(real, before);
-    } catch (createErr) {
-      if (isNodeError(createErr) && createErr.code === "EEXIST") throw new Refusal("changed_since", CHANGED_SINCE);
-      throw createErr;
+    dir = openParent(root, dirname(target));
+    if (dir) fd = openExisting(dir, name);
+    if (fd < 0) {
+      // Absent now.
+      if (before === null) return "unchanged";
+      if (after !== null) throw new Refusal("changed_since", `deleted after the run; revert refused so the deletion is kept`);
+      dir ??= openParent(root, dirname(target), true) as CheckedDir;
+      try {
+        dir.createFile(name, before);
+      } catch (createErr) {
+        if (isNodeError(createErr) && createErr.code === "EEXIST") throw new Refusal("changed_since", CHANGED_SINCE);
+        throw createErr;
+      }
+      return "reverted";
     }
-    return "reverted";
-  }
-  try {
     const current = sha256Hex(readAll(fd));
     if (before !== null && current === row.before_sha256) return "unchanged";
     if (current !== after) throw new Refusal("changed_since", after === null ? `created again after the run; revert refused so it is kept` : CHANGED_SINCE);
     if (before === null) {
-      closeSync(fd);
-      fd = -1;
-      unlinkSync(real);
+      // Deleted only if the name still holds the file just compared.
+      (dir as CheckedDir).unlinkChecked(name, fd);
       return "reverted";
     }
     ftruncateSync(fd, 0);
@@ -173,6 +179,32 @@ function revertFile(store: WorkspaceStore, dirs: ThreadDirs, row: FileChangeReco
     return "reverted";
   } finally {
     if (fd >= 0) closeSync(fd);
+    dir?.close();
+  }
+}
+
+/** The file's folder, opened without following links; undefined when a folder on the way is missing. */
+function openParent(root: string, folder: string, create = false): CheckedDir | undefined {
+  try {
+    return openDirChain(root, folder, { create });
+  } catch (err) {
+    if (isNodeError(err) && err.code === "ENOENT" && !create) return undefined;
+    if (isNodeError(err) && (err.code === "ELOOP" || err.code === "ENOTDIR")) {
+      throw new Refusal("changed_since", `a folder on its path is a link or a file now, not the folder the run wrote into: ${CHANGED_SINCE}`);
+    }
+    throw err;
+  }
+}
+
+/** The file open for update (checked); -1 when it is absent. */
+function openExisting(dir: CheckedDir, name: string): number {
+  try {
+    return dir.openForUpdate(name);
+  } catch (err) {
+    if (isNodeError(err) && err.code === "EISDIR") throw new Refusal("changed_since", `is a folder now: ${CHANGED_SINCE}`);
+    if (isNodeError(err) && err.code === "ENOENT") return -1;
+    if (isNodeError(err) && err.code === "ELOOP") throw new Refusal("changed_since", `is a link now: ${CHANGED_SINCE}`);
+    throw err;
   }
 }
 

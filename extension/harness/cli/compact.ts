@@ -48,7 +48,7 @@ export async function compactCommand(argv: string[]): Promise<number> {
     throw err;
   }
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
-  const memory = openRunMemory(config, dataDir, v["no-memory"]);
+  const memory = openRunMemory(config, dataDir, v["no-memory"], store.workspaceFolder);
   try {
     const manager = openRunSystem(store);
     // Without --model / --base-url: the model the thread's conversation ran on (as the panel's command).

@@ -1,41 +1,68 @@
 /**
- * Long-term memory from the command line (issue 15):
- * - `deerflow memory show [--data-dir DIR]` prints the stored memory as JSON (exit 1 with the
- *   reason when the file is broken; it is left as it is);
- * - `deerflow memory clear [--data-dir DIR]` empties it and drops every queued extraction.
- * And what `run`/`approve` use: the data directory's memory for one run, drained before the
- * process exits (a one-shot CLI cannot wait out the debounce), with one line on stderr.
+ * Long-term memory from the command line (issues 15, 21):
+ * - `deerflow memory show [--workspace DIR] [--data-dir DIR]` prints the stored memory as JSON,
+ *   scopes and all; with `--workspace`, what that folder's threads are given (the global part and
+ *   the folder's own, in DeerFlow's plain shape). Exit 1 with the reason when the file is broken
+ *   (it is left as it is);
+ * - `deerflow memory clear [--data-dir DIR]` empties it and drops every queued extraction;
+ * - `deerflow memory promote --fact ID` makes a fact global (every workspace's threads get it);
+ *   `deerflow memory promote --workspace DIR --section user.workContext` makes a folder's own
+ *   section the global one. Promoting is the user's act; extraction never does it (scope.ts).
+ * And what `run`/`approve`/`compact` use: the data directory's memory for one run, drained before
+ * the process exits (a one-shot CLI cannot wait out the debounce), with one line on stderr.
+ *
+ * The CLI has no Restricted Mode: the folder given with `--workspace` is one the person at the
+ * shell chose to run an agent in, so it counts as trusted (as VS Code's trusted workspaces do)
+ * and its conversations are extracted, into that folder's scope. `--no-memory` keeps a run out
+ * of memory entirely (no injection, no extraction).
  */
-import { parse, writeJsonLine, UsageError } from "./args.js";
+import { parse, workspaceArg, writeJsonLine, UsageError } from "./args.js";
 import { defaultDataDir } from "../store/db.js";
 import { HarnessError } from "../errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { runKeys, type KeyFor } from "../models/factory.js";
 import type { ResolvedModel } from "../models/resolvedModel.js";
-import { clearMemory, memoryFile, readMemory } from "../memory/store.js";
+import { bumpMemoryGeneration, clearMemory, memoryFile, readMemory, writeMemory } from "../memory/store.js";
 import { MemoryService } from "../memory/service.js";
 import type { MemoryWiring } from "../memory/hooks.js";
 import { MemoryQueue } from "../memory/queue.js";
+import { isSectionName, promote, SECTION_NAMES, viewFor } from "../memory/scope.js";
 
-const options = { "data-dir": { type: "string" } } as const;
+const USAGE = "deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR]";
 
 export function memoryCommand(argv: string[]): number {
   const [sub, ...rest] = argv;
-  if (sub !== "show" && sub !== "clear") throw new UsageError("deerflow memory: use show or clear (deerflow memory show|clear [--data-dir DIR])");
-  const v = parse(rest, options, `memory ${sub}`);
-  const dataDir = v["data-dir"] ?? defaultDataDir();
-  if (sub === "show") {
-    try {
-      writeJsonLine(readMemory(dataDir));
-      return 0;
-    } catch (err) {
-      if (err instanceof HarnessError && err.code === "memory_invalid") {
-        process.stderr.write(`deerflow memory show: ${err.message}\n`);
-        return 1;
-      }
-      throw err;
-    }
+  if (sub === "show") return show(rest);
+  if (sub === "clear") return clear(rest);
+  if (sub === "promote") return promoteCommand(rest);
+  throw new UsageError(`deerflow memory: use show, clear or promote (${USAGE})`);
+}
+
+/** A broken memory file: the reason on stderr, exit 1, the file left as it is. */
+function reportInvalid(command: string, err: unknown): number {
+  if (err instanceof HarnessError && err.code === "memory_invalid") {
+    process.stderr.write(`deerflow memory ${command}: ${err.message}\n`);
+    return 1;
   }
+  throw err;
+}
+
+function show(argv: string[]): number {
+  const v = parse(argv, { "data-dir": { type: "string" }, workspace: { type: "string" } }, "memory show");
+  const dataDir = v["data-dir"] ?? defaultDataDir();
+  const workspace = v.workspace !== undefined ? workspaceArg(v.workspace, "memory show") : undefined;
+  try {
+    const doc = readMemory(dataDir);
+    writeJsonLine(workspace ? viewFor(doc, workspace) : doc);
+    return 0;
+  } catch (err) {
+    return reportInvalid("show", err);
+  }
+}
+
+function clear(argv: string[]): number {
+  const v = parse(argv, { "data-dir": { type: "string" } }, "memory clear");
+  const dataDir = v["data-dir"] ?? defaultDataDir();
   const queue = MemoryQueue.open(dataDir);
   try {
     const dropped = queue.clear();
@@ -45,6 +72,40 @@ export function memoryCommand(argv: string[]): number {
   } finally {
     queue.close();
   }
+}
+
+function promoteCommand(argv: string[]): number {
+  const v = parse(argv, { "data-dir": { type: "string" }, fact: { type: "string" }, workspace: { type: "string" }, section: { type: "string" } }, "memory promote");
+  const dataDir = v["data-dir"] ?? defaultDataDir();
+  if ((v.fact === undefined) === (v.section === undefined)) throw new UsageError(`deerflow memory promote: give --fact ID, or --workspace DIR --section NAME (${USAGE})`);
+  let what: Parameters<typeof promote>[1];
+  if (v.fact !== undefined) {
+    if (v.workspace !== undefined) throw new UsageError("deerflow memory promote: --fact takes no --workspace (a fact knows where it came from)");
+    what = { factId: v.fact };
+  } else {
+    const section = v.section!;
+    if (!isSectionName(section)) throw new UsageError(`deerflow memory promote: --section is one of ${SECTION_NAMES.join(", ")}`);
+    what = { workspace: workspaceArg(v.workspace, "memory promote"), section };
+  }
+  let doc;
+  try {
+    doc = readMemory(dataDir);
+  } catch (err) {
+    return reportInvalid("promote", err);
+  }
+  try {
+    writeMemory(dataDir, promote(doc, what));
+  } catch (err) {
+    if (err instanceof HarnessError && err.code === "memory_not_found") {
+      process.stderr.write(`deerflow memory promote: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+  // An explicit user change: threads render their memory snapshot again (DynamicContext).
+  bumpMemoryGeneration(dataDir);
+  process.stderr.write(`deerflow memory promote: ${"factId" in what ? `fact ${what.factId}` : `${what.section} of ${what.workspace}`} is now given to every workspace\n`);
+  return 0;
 }
 
 const stderrLog = {
@@ -61,8 +122,11 @@ export interface RunMemory {
   close(): Promise<void>;
 }
 
-/** The data directory's memory for one CLI run; undefined when memory is off (`--no-memory`, `memory.enabled: false`). */
-export function openRunMemory(config: HarnessConfig, dataDir: string, disabled: boolean | undefined): RunMemory | undefined {
+/**
+ * The data directory's memory for one CLI run in `workspace` (its real path, args.ts
+ * workspaceArg); undefined when memory is off (`--no-memory`, `memory.enabled: false`).
+ */
+export function openRunMemory(config: HarnessConfig, dataDir: string, disabled: boolean | undefined, workspace: string): RunMemory | undefined {
   if (disabled || !config.memory.enabled) return undefined;
   // runKeys (models/factory.ts), the one rule: the run's key to its own model only, none to an
   // ad-hoc endpoint it was not given for; otherwise the environment.
@@ -74,7 +138,8 @@ export function openRunMemory(config: HarnessConfig, dataDir: string, disabled: 
     log: stderrLog,
   });
   return {
-    wiring: { service },
+    // Trusted: see the header (the CLI has no Restricted Mode).
+    wiring: { service: service.forWorkspace(workspace) },
     useRunKey: (model, apiKey) => {
       keyFor = runKeys(model, apiKey);
     },

@@ -83,13 +83,14 @@ interface StreamedRunRequest {
 
 export async function runCommand(argv: string[]): Promise<number> {
   const v = parse(argv, options, "run");
-  const prompt = requireString(v.prompt, "--prompt TEXT", "run");
-  if (prompt.trim() === "") throw new UsageError("deerflow run: --prompt is empty");
-  const threadId = v.thread ?? randomUUID();
   const uploads = (v.upload ?? []).map((f) => {
     if (!existsSync(f) || !statSync(f).isFile()) throw new UsageError(`deerflow run: --upload ${f} is not a file`);
     return f;
   });
+  // A message may be files alone (DeerFlow's upload-only turn): --prompt is then optional.
+  const prompt = uploads.length > 0 && v.prompt === undefined ? "" : requireString(v.prompt, "--prompt TEXT", "run");
+  if (prompt.trim() === "" && uploads.length === 0) throw new UsageError("deerflow run: --prompt is empty");
+  const threadId = v.thread ?? randomUUID();
   const multitask = v.multitask ?? "reject";
   if (multitask !== "reject" && multitask !== "interrupt") throw new UsageError("deerflow run: --multitask takes reject or interrupt");
   return streamedRun(v, { command: "run", threadId, createThread: true, prompt, uploads, multitask });
@@ -125,10 +126,24 @@ export async function approveCommand(argv: string[]): Promise<number> {
             ...approveIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "approve" })),
             ...rejectIds.map((id): ApprovalDecision => ({ tool_call_id: id, decision: "reject", ...(reason ? { reason } : {}) })),
           ];
-    // --always-allow TOOL: approved calls of that tool stop asking in this thread.
-    return list.map((d) => (d.decision === "approve" && always.has(pending.find((p) => p.tool_call_id === d.tool_call_id)?.name ?? "") ? { ...d, always_allow: true } : d));
+    // --always-allow TOOL: each approved call of that tool also gives its card's "Always allow"
+    // rule (its command prefix, its sandbox kind; approvals/alwaysAllow.ts). A card that offers
+    // none (a protected write, a command no prefix covers) is approved once, and stderr says so.
+    return list.map((d) => {
+      const calls = pending.filter((p) => p.tool_call_id === d.tool_call_id);
+      if (d.decision !== "approve" || !calls.some((p) => always.has(p.name))) return d;
+      const once = calls.filter((p) => !p.always_allow);
+      for (const p of once) process.stderr.write(`deerflow approve: --always-allow ${p.name}: ${p.tool_call_id} is approved once; ${onceReason(p)}\n`);
+      return once.length === calls.length ? d : { ...d, always_allow: true };
+    });
   };
   return streamedRun(v, { command: "approve", threadId, createThread: false, prompt: "", approvals: decisions });
+}
+
+function onceReason(p: PendingApproval): string {
+  if (p.class === "protected") return "a protected write is asked every time.";
+  if (p.name === "bash") return "no command prefix covers this command line (see deerflow --help).";
+  return "its card offers no rule.";
 }
 
 async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number> {
@@ -177,7 +192,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   if (!req.approvals) checkModel(config, command, v.model, v["base-url"]);
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
   // Long-term memory (issue 15): queued after the run, extracted before this process exits.
-  const memory = openRunMemory(config, dataDir, v["no-memory"]);
+  const memory = openRunMemory(config, dataDir, v["no-memory"], store.workspaceFolder);
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
   let shutdownSandbox: (() => Promise<void>) | undefined;

@@ -3,13 +3,15 @@
  * middleware chain): the `<memory>` reminder for the thread's first run, and the way to queue
  * its conversation — after the run (MemoryMiddleware) or just before a compaction summarizes
  * part of it away (the `beforeSummarize` flush). Subagents get none: DeerFlow's flush is lead only.
+ * Both are bound to the run's workspace (service.ts WorkspaceMemory): the reminder holds the
+ * global part and that workspace's own, and what is queued is extracted into its scope.
  */
 import type { BaseMessage } from "@langchain/core/messages";
 import { HumanMessage } from "@langchain/core/messages";
 import { tokenCounterFor } from "../models/tokenCount.js";
 import { conversationFor } from "./conversation.js";
 import { estimateTokens } from "./render.js";
-import type { MemoryRunModel, MemoryService } from "./service.js";
+import type { MemoryRunModel, WorkspaceMemory } from "./service.js";
 
 export interface MemoryRunHooks {
   /** The `<memory>` reminder, counted with the run model's tokenizer where one is known (models/tokenCount.ts). */
@@ -23,10 +25,11 @@ export interface MemoryRunHooks {
 }
 
 /** `modelId`: the provider's model id, which picks the tokenizer for the injection budget. */
-export function memoryRunHooks(service: MemoryService, threadId: string, model: MemoryRunModel & { modelId?: string }, onQueued?: () => void): MemoryRunHooks {
+export function memoryRunHooks(service: WorkspaceMemory, threadId: string, model: MemoryRunModel & { modelId?: string }, onQueued?: () => void): MemoryRunHooks {
   const { modelId, ...queued } = model;
   return {
     injection: async () => {
+      if (!service.settings.injection_enabled) return ""; // DeerFlow's injection_enabled: extraction goes on
       // The estimate first: an empty memory, or one far below the budget, never loads a tokenizer
       // (o200k takes ~1.5 s and ~70 MB). Chars/4 under-counts by at most ~4× (a token is at
       // least about a character), so below a quarter of the budget every line fits either way.
@@ -40,18 +43,19 @@ export function memoryRunHooks(service: MemoryService, threadId: string, model: 
     },
     generation: () => service.generation(),
     afterRun: (messages) => {
-      service.enqueue(threadId, "conversation", conversationFor(messages), queued);
-      onQueued?.();
+      if (service.enqueue(threadId, "conversation", conversationFor(messages), queued) > 0) onQueued?.();
     },
     flush: (messages) => {
-      service.enqueue(threadId, "flush", conversationFor(messages), queued);
-      onQueued?.();
+      if (service.enqueue(threadId, "flush", conversationFor(messages), queued) > 0) onQueued?.();
     },
   };
 }
 
-/** How an entry point lends its memory to runs (launcher → worker): the service, and what to do once something is queued (the server arms its debounce timer). */
+/**
+ * How an entry point lends its memory to one run (launcher → worker): the service bound to the
+ * run's workspace, and what to do once something is queued (the server arms its debounce timer).
+ */
 export interface MemoryWiring {
-  service: MemoryService;
+  service: WorkspaceMemory;
   onQueued?: () => void;
 }

@@ -5,10 +5,18 @@
  * Conflict policy: an entry's `key` is unique; enqueueing a thread's conversation again replaces
  * its waiting entry (the newer one holds everything the older one did, DeerFlow's per-thread
  * de-duplication) and pushes its debounce back; attempts start over, since it is new content.
- * Only the holder of the `memory_processor` lease takes entries out (processor.ts).
+ * Only the holder of the `memory_processor` lease takes entries out (service.ts).
+ *
+ * The watermark (`memory_watermarks`, DeerFlow's per-thread watermark made durable): the keys of
+ * a thread's messages that were already extracted. An entry holds the thread's conversation so
+ * far; what is sent to the model is only the part after the watermark (service.ts), so nothing is
+ * re-sent on every run and a fact the user deleted is not re-learnt from the same old turns. A
+ * set of keys rather than one position: a compaction flush carries an older slice, and a
+ * summarized thread no longer holds its first messages; a key is missing only when it fell out of
+ * the bounded list, and then the message is sent again (over-extraction, never loss).
  */
 import { join } from "node:path";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { openDatabase } from "../store/db.js";
 import type { Db } from "../store/sqlite/types.js";
 import { memoryMigrations } from "../store/migrations/memoryQueue.js";
@@ -17,12 +25,19 @@ import { memoryDir } from "./store.js";
 export interface ConversationMessage {
   role: "user" | "assistant";
   content: string;
+  /** Which message of the thread it is (conversation.ts messageKey), for the watermark; absent in rows from before it. */
+  key?: string;
 }
+
+/** How many extracted message keys a thread's watermark keeps (newest): well beyond the 40 messages an entry holds. */
+export const WATERMARK_KEYS = 400;
 
 export interface QueueEntry {
   id: number;
   key: string;
   thread_id: string;
+  /** The workspace folder (real path) the thread belongs to: where what is learnt is scoped. */
+  workspace: string;
   kind: "conversation" | "flush";
   model: string;
   base_url: string | null;
@@ -40,6 +55,7 @@ interface Row extends Omit<QueueEntry, "messages"> {
 
 export interface EnqueueRequest {
   threadId: string;
+  workspace: string;
   kind: "conversation" | "flush";
   /** The model of the run whose conversation it is (the extraction's model unless `memory.model_name`). */
   model: string;
@@ -49,12 +65,30 @@ export interface EnqueueRequest {
   dueAt: number;
 }
 
+export function memoryDbFile(dataDir: string): string {
+  return join(memoryDir(dataDir), "memory.db");
+}
+
+/**
+ * A deleted thread's rows in the per-user memory database (store/deleteThread.ts): its queued
+ * conversations and its watermark. Nothing to do when the database was never created.
+ */
+export function deleteThreadMemory(dataDir: string, threadId: string): number {
+  if (!existsSync(memoryDbFile(dataDir))) return 0;
+  const queue = MemoryQueue.open(dataDir);
+  try {
+    return queue.deleteThread(threadId);
+  } finally {
+    queue.close();
+  }
+}
+
 export class MemoryQueue {
   private constructor(readonly db: Db) {}
 
   static open(dataDir: string): MemoryQueue {
     mkdirSync(memoryDir(dataDir), { recursive: true, mode: 0o700 });
-    return new MemoryQueue(openDatabase(join(memoryDir(dataDir), "memory.db"), { migrations: memoryMigrations }));
+    return new MemoryQueue(openDatabase(memoryDbFile(dataDir), { migrations: memoryMigrations }));
   }
 
   enqueue(req: EnqueueRequest, now = Date.now()): void {
@@ -62,20 +96,26 @@ export class MemoryQueue {
     const key = req.kind === "conversation" ? `conversation:${req.threadId}` : `flush:${req.threadId}:${now}:${Math.random().toString(36).slice(2)}`;
     this.db
       .prepare(
-        `INSERT INTO memory_queue (key, thread_id, kind, model, base_url, messages, attempts, last_error, due_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?)
-         ON CONFLICT(key) DO UPDATE SET model = excluded.model, base_url = excluded.base_url, messages = excluded.messages,
+        `INSERT INTO memory_queue (key, thread_id, workspace, kind, model, base_url, messages, attempts, last_error, due_at, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, 0, NULL, ?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET workspace = excluded.workspace, model = excluded.model, base_url = excluded.base_url, messages = excluded.messages,
            attempts = 0, last_error = NULL, due_at = excluded.due_at, updated_at = excluded.updated_at`,
       )
-      .run(key, req.threadId, req.kind, req.model, req.baseURL ?? null, JSON.stringify(req.messages), req.dueAt, now, now);
+      .run(key, req.threadId, req.workspace, req.kind, req.model, req.baseURL ?? null, JSON.stringify(req.messages), req.dueAt, now, now);
   }
 
-  /** Entries due by `now` (all of them when `now` is undefined), oldest first, below the attempt bound. */
+  /**
+   * Entries due by `now` (all of them when `now` is undefined), below the attempt bound: flushes
+   * first, then oldest first. A flush is an older slice of its thread than the thread's
+   * conversation entry, so a thread's turns are extracted in order, and with the watermark the
+   * conversation then sends only what comes after the flushed part.
+   */
   due(maxAttempts: number, now?: number): QueueEntry[] {
+    const order = "ORDER BY CASE kind WHEN 'flush' THEN 0 ELSE 1 END, id";
     const rows =
       now === undefined
-        ? this.db.prepare<[number], Row>("SELECT * FROM memory_queue WHERE attempts < ? ORDER BY id").all(maxAttempts)
-        : this.db.prepare<[number, number], Row>("SELECT * FROM memory_queue WHERE attempts < ? AND due_at <= ? ORDER BY id").all(maxAttempts, now);
+        ? this.db.prepare<[number], Row>(`SELECT * FROM memory_queue WHERE attempts < ? ${order}`).all(maxAttempts)
+        : this.db.prepare<[number, number], Row>(`SELECT * FROM memory_queue WHERE attempts < ? AND due_at <= ? ${order}`).all(maxAttempts, now);
     return rows.map((r) => ({ ...r, messages: JSON.parse(r.messages) as ConversationMessage[] }));
   }
 
@@ -108,8 +148,47 @@ export class MemoryQueue {
     return this.db.prepare<[number], { id: number }>("SELECT id FROM memory_queue WHERE id = ?").get(entry.id) !== undefined;
   }
 
-  clear(): number {
-    return this.db.prepare("DELETE FROM memory_queue").run().changes;
+  /**
+   * Forget everything waiting (memory clear). The dropped entries' messages join their threads'
+   * watermarks as if extracted: "forget" must not mean "send those turns again at the thread's
+   * next run". Watermarks stay for the same reason.
+   */
+  clear(now = Date.now()): number {
+    return this.db.transaction("immediate", () => {
+      for (const entry of this.due(Number.MAX_SAFE_INTEGER)) this.advanceWatermark(entry, now);
+      return this.db.prepare("DELETE FROM memory_queue").run().changes;
+    });
+  }
+
+  /** A thread deleted (store/deleteThread.ts): its queued conversations and its watermark go. Returns the rows removed. */
+  deleteThread(threadId: string): number {
+    return this.db.transaction("immediate", () => {
+      const queued = this.db.prepare("DELETE FROM memory_queue WHERE thread_id = ?").run(threadId).changes;
+      return queued + this.db.prepare("DELETE FROM memory_watermarks WHERE thread_id = ?").run(threadId).changes;
+    });
+  }
+
+  /** The keys of the thread's messages already extracted. */
+  extracted(threadId: string): Set<string> {
+    const row = this.db.prepare<[string], { extracted: string }>("SELECT extracted FROM memory_watermarks WHERE thread_id = ?").get(threadId);
+    return new Set(row ? (JSON.parse(row.extracted) as string[]) : []);
+  }
+
+  /**
+   * After a successful extraction of `entry`: its messages' keys join the thread's watermark —
+   * unless the entry is gone meanwhile (a clear, the thread deleted), which must leave no row
+   * behind. One transaction: a delete in another process lands before or after, never between.
+   */
+  advanceWatermark(entry: QueueEntry, now = Date.now()): void {
+    const keys = entry.messages.map((m) => m.key).filter((k): k is string => typeof k === "string");
+    if (keys.length === 0) return;
+    this.db.transaction("immediate", () => {
+      if (!this.holds(entry)) return;
+      const merged = [...this.extracted(entry.thread_id)].filter((k) => !keys.includes(k)).concat(keys).slice(-WATERMARK_KEYS);
+      this.db
+        .prepare("INSERT INTO memory_watermarks (thread_id, extracted, updated_at) VALUES (?, ?, ?) ON CONFLICT(thread_id) DO UPDATE SET extracted = excluded.extracted, updated_at = excluded.updated_at")
+        .run(entry.thread_id, JSON.stringify(merged), now);
+    });
   }
 
   /**

@@ -4,7 +4,13 @@
  * (render.ts). One per process: the CLI opens it for a run, the harness server for its life.
  *
  * Who calls what:
- * - MemoryMiddleware (after a run) and the summarization flush `enqueue` a conversation;
+ * - a run is lent the memory of its workspace (`forWorkspace`, WorkspaceMemory below): what it
+ *   injects is the global part plus that workspace's own (scope.ts), and what it queues is
+ *   extracted into that workspace's scope (a workspace the user does not trust gets no memory at
+ *   all: server/memory.ts);
+ * - MemoryMiddleware (after a run) and the summarization flush `enqueue` a conversation: only
+ *   its messages after the thread's watermark (queue.ts), so an upload-only turn or a run that
+ *   added nothing new queues nothing;
  * - the harness server calls `schedule()` after each enqueue and at start: a timer fires when the
  *   earliest entry's debounce (`memory.debounce_seconds`) has passed, and `process()` runs;
  * - a one-shot CLI `run` calls `process({ all: true })` before it exits (nothing waits for a
@@ -22,8 +28,9 @@ import type { ResolvedModel } from "../models/resolvedModel.js";
 import { errorMessage } from "../errors.js";
 import { MemoryQueue, type ConversationMessage, type QueueEntry } from "./queue.js";
 import { memoryGeneration, readMemory, writeMemory } from "./store.js";
-import { applyUpdate, extractUpdate } from "./extract.js";
+import { applyUpdate, changedAnything, extractUpdate, type MemoryChange } from "./extract.js";
 import { estimateTokens, memoryReminder, renderMemory, type TokenCounter } from "./render.js";
+import { viewFor } from "./scope.js";
 import type { MemoryConfig } from "./config.js";
 
 export const MAX_ATTEMPTS = 5;
@@ -50,9 +57,20 @@ export interface MemoryServiceOptions {
   apiKeyFor?: (model: ResolvedModel) => string | undefined;
   log: MemoryLog;
   counter?: TokenCounter;
+  /** An extraction changed the memory (the server tells the host: the panel's memory line, the editor reloads). */
+  onChanged?: (notice: MemoryChangeNotice) => void;
+}
+
+/** What an extraction changed, where, and from which thread. */
+export interface MemoryChangeNotice extends MemoryChange {
+  threadId: string;
+  workspace: string;
+  /** Facts the workspace's threads are given now (global and its own). */
+  facts: number;
 }
 
 export interface ProcessResult {
+  /** Entries extracted (a model call that succeeded). Entries with nothing new since the watermark are completed without one and not counted. */
   processed: number;
   failed: number;
   /** Facts stored after the last successful update. */
@@ -94,10 +112,19 @@ export class MemoryService {
     return this.queueValue;
   }
 
-  /** The hidden `<memory>` reminder for a thread's first request; "" when memory is empty or unreadable (logged: a broken file never fails a run). */
-  injection(counter?: TokenCounter): string {
+  /** What one run in `workspace` (a real path) is lent: see WorkspaceMemory. */
+  forWorkspace(workspace: string): WorkspaceMemory {
+    return new WorkspaceMemory(this, workspace);
+  }
+
+  /**
+   * The hidden `<memory>` reminder for a thread's first request in `workspace` (the global part and
+   * that workspace's own; undefined: the global part only); "" when memory is empty or unreadable
+   * (logged: a broken file never fails a run).
+   */
+  injection(workspace: string | undefined, counter?: TokenCounter): string {
     try {
-      const body = renderMemory(readMemory(this.o.dataDir), this.settings.max_injection_tokens, counter ?? this.o.counter ?? estimateTokens);
+      const body = renderMemory(viewFor(readMemory(this.o.dataDir), workspace), this.settings.max_injection_tokens, counter ?? this.o.counter ?? estimateTokens);
       return body ? memoryReminder(body) : "";
     } catch (err) {
       this.o.log.warn(`memory: not injected: ${errorMessage(err)}`);
@@ -110,10 +137,23 @@ export class MemoryService {
     return memoryGeneration(this.o.dataDir);
   }
 
-  enqueue(threadId: string, kind: "conversation" | "flush", messages: ConversationMessage[], model: MemoryRunModel): void {
-    if (messages.length === 0) return;
+  /**
+   * Queues a thread's conversation for extraction in `workspace`'s scope: only the messages the
+   * thread's watermark has not seen. Returns how many were queued (0: nothing new, nothing queued).
+   */
+  enqueue(threadId: string, workspace: string, kind: "conversation" | "flush", messages: ConversationMessage[], model: MemoryRunModel): number {
+    const fresh = this.afterWatermark(threadId, messages);
+    if (fresh.length === 0) return 0;
     const now = Date.now();
-    this.queue.enqueue({ threadId, kind, model: model.name, ...(model.baseURL ? { baseURL: model.baseURL } : {}), messages, dueAt: now + this.settings.debounce_seconds * 1000 }, now);
+    this.queue.enqueue({ threadId, workspace, kind, model: model.name, ...(model.baseURL ? { baseURL: model.baseURL } : {}), messages: fresh, dueAt: now + this.settings.debounce_seconds * 1000 }, now);
+    return fresh.length;
+  }
+
+  /** The messages not yet extracted (by key; a message without one, from an older row, counts as new). */
+  private afterWatermark(threadId: string, messages: ConversationMessage[]): ConversationMessage[] {
+    if (messages.length === 0) return [];
+    const seen = this.queue.extracted(threadId);
+    return seen.size === 0 ? messages : messages.filter((m) => !m.key || !seen.has(m.key));
   }
 
   /** Server: (re)arm the timer for the earliest due entry. */
@@ -206,8 +246,10 @@ export class MemoryService {
         try {
           const stored = await this.extract(entry, signal);
           queue.complete(entry);
-          result.processed++;
-          result.facts = stored;
+          if (stored !== undefined) {
+            result.processed++;
+            result.facts = stored;
+          }
         } catch (err) {
           result.failed++;
           const backoff = Math.max(30_000, this.settings.debounce_seconds * 1000) * 2 ** entry.attempts;
@@ -223,8 +265,16 @@ export class MemoryService {
     return result;
   }
 
-  /** One entry: the current document, the model's update, the scrubbed result written. Returns the fact count. */
-  private async extract(entry: QueueEntry, signal?: AbortSignal): Promise<number> {
+  /**
+   * One entry: the memory as its workspace sees it, the model's update for the messages after
+   * the thread's watermark, the scrubbed result written, the watermark moved on. Returns the
+   * number of facts the workspace sees, or undefined when nothing was new (no model call).
+   */
+  private async extract(entry: QueueEntry, signal?: AbortSignal): Promise<number | undefined> {
+    // The watermark may have moved since the entry was queued (an older entry of the thread was
+    // extracted meanwhile): only what is still new is sent.
+    const feed = this.afterWatermark(entry.thread_id, entry.messages);
+    if (feed.length === 0) return undefined;
     const config = this.o.config();
     const configured = this.settings.model_name;
     const resolved = configured
@@ -233,15 +283,24 @@ export class MemoryService {
     const apiKey = this.o.apiKeyFor?.(resolved);
     const model = createChatModel(resolved, { ...(apiKey ? { apiKey } : {}), thinkingEnabled: false, timeoutMs: 120_000 });
     // A broken file throws here and stays as it is.
-    const update = await extractUpdate(model, readMemory(this.o.dataDir), entry.messages, signal);
-    // Forgotten meanwhile (memory clear drops the queue): its conversation must not come back.
-    if (!this.queue.holds(entry)) return readMemory(this.o.dataDir).facts.length;
+    const update = await extractUpdate(model, viewFor(readMemory(this.o.dataDir), entry.workspace), feed, signal);
+    // Forgotten meanwhile (memory clear drops the queue, a thread delete its rows): its
+    // conversation must not come back.
+    if (!this.queue.holds(entry)) return viewFor(readMemory(this.o.dataDir), entry.workspace).facts.length;
+    if (update.malformed > 0) this.o.log.info(`memory: ${update.malformed} malformed entr${update.malformed === 1 ? "y" : "ies"} of the model's answer for thread ${entry.thread_id} left out; the rest is applied`);
     // Applied to the memory as it is now, with no await between read and write: an edit saved
     // (memory/set) while the model answered is kept.
-    return writeMemory(this.o.dataDir, applyUpdate(readMemory(this.o.dataDir), update, entry.thread_id)).facts.length;
+    const limits = { maxFacts: this.settings.max_facts, confidenceThreshold: this.settings.fact_confidence_threshold };
+    const { doc, change } = applyUpdate(readMemory(this.o.dataDir), update, { source: entry.thread_id, workspace: entry.workspace }, new Date(), limits);
+    const stored = writeMemory(this.o.dataDir, doc);
+    this.queue.advanceWatermark(entry);
+    for (const d of change.dropped) this.o.log.warn(`memory: not stored (${d.reason}), from thread ${entry.thread_id}: ${JSON.stringify(d.text)}`);
+    const facts = viewFor(stored, entry.workspace).facts.length;
+    if (changedAnything(change)) this.o.onChanged?.({ ...change, threadId: entry.thread_id, workspace: entry.workspace, facts });
+    return facts;
   }
 
-  /** Forget everything waiting (memory clear). */
+  /** Forget everything waiting (memory clear; its turns count as seen, queue.ts). */
   clearQueue(): number {
     return this.queue.clear();
   }
@@ -258,5 +317,33 @@ export class MemoryService {
     await this.running;
     this.queueValue?.close();
     this.queueValue = undefined;
+  }
+}
+
+/**
+ * The memory one run is lent (built per run by its entry point, used by memory/hooks.ts): bound to
+ * the run's workspace folder (real path), so injection and extraction stay in its scope.
+ */
+export class WorkspaceMemory {
+  constructor(
+    private readonly service: MemoryService,
+    readonly workspace: string,
+  ) {}
+
+  get settings(): MemoryConfig {
+    return this.service.settings;
+  }
+
+  injection(counter?: TokenCounter): string {
+    return this.service.injection(this.workspace, counter);
+  }
+
+  generation(): string {
+    return this.service.generation();
+  }
+
+  /** Queues the thread's conversation (its part after the watermark); 0 when nothing was new. */
+  enqueue(threadId: string, kind: "conversation" | "flush", messages: ConversationMessage[], model: MemoryRunModel): number {
+    return this.service.enqueue(threadId, this.workspace, kind, messages, model);
   }
 }

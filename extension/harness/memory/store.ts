@@ -8,9 +8,13 @@
  * - every read is validated (schema.ts); a file that is not valid JSON or not memory-shaped is a
  *   `memory_invalid` error naming the file and what is wrong, and is never rewritten: an update
  *   that would start from it is refused, so a hand edit gone wrong loses nothing;
- * - every write is scrubbed of secret-looking values with startRun's scrubber (gateway.ts), then
- *   validated, then written atomically (temp file + rename), so a crash leaves the old or the new
- *   document, never half of one.
+ * - every write is scrubbed of secret-looking values with the trust module's scrubber
+ *   (sandbox/trust/secrets.ts), then validated, then written atomically (temp file + rename), so
+ *   a crash leaves the old or the new document, never half of one;
+ * - a file from before scopes (issue 21; DeerFlow's own shape) is read as it is: its facts are
+ *   global, as they were, except an extracted one that reads as an instruction or permission
+ *   (gate.ts), which is not carried over (it may have been planted, and was injected everywhere).
+ *   The file itself changes at the next write.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -18,6 +22,7 @@ import { randomUUID } from "node:crypto";
 import { HarnessError, errorMessage } from "../errors.js";
 import { scrubSecrets } from "../sandbox/trust/secrets.js";
 import { MemoryDocZ, describeIssues, emptyMemory, type MemoryDoc } from "./schema.js";
+import { readsAsInstruction } from "./gate.js";
 
 export function memoryDir(dataDir: string): string {
   return join(dataDir, "memory");
@@ -44,7 +49,22 @@ export function readMemory(dataDir: string): MemoryDoc {
   } catch (err) {
     throw new HarnessError("memory_invalid", `The memory file ${file} is not valid JSON (${errorMessage(err)}). Fix it or run "deerflow memory clear"; it is left as it is.`);
   }
-  return parseMemory(raw, file);
+  return parseMemory(withoutLegacyInstructions(raw), file);
+}
+
+/**
+ * A pre-scope file's facts (no `scope` yet) that an extraction wrote (`source` is a thread, not
+ * "user") and that read as instructions are left out; everything else is read unchanged.
+ */
+function withoutLegacyInstructions(raw: unknown): unknown {
+  if (!raw || typeof raw !== "object" || !Array.isArray((raw as { facts?: unknown }).facts)) return raw;
+  const facts = (raw as { facts: unknown[] }).facts;
+  const legacyInstruction = (f: unknown): boolean => {
+    if (!f || typeof f !== "object" || "scope" in f) return false;
+    const { source, content } = f as { source?: unknown; content?: unknown };
+    return source !== "user" && typeof content === "string" && readsAsInstruction(content) !== undefined;
+  };
+  return facts.some(legacyInstruction) ? { ...raw, facts: facts.filter((f) => !legacyInstruction(f)) } : raw;
 }
 
 /** Scrubbed, validated, written atomically. Returns what was stored. */

@@ -2,19 +2,28 @@
  * ApprovalMiddleware (issue 13; DeerFlow's Authorization/Guardrail slot [9] and its human-input
  * protocol): the user decides what runs.
  *
- * - `afterModel`: every tool call of the model's turn is classified (approvals/classify.ts) and
- *   looked up in the run's policy. When any call asks, NONE of the turn's calls runs: the turn
- *   stops (`jumpTo: "end"`) with `pending_approvals` in the thread state, where it survives a
- *   restart, and an `approval_requested` event for the journal. The AI message keeps its tool
- *   calls; DanglingToolCall answers them request-only should anything else ever reach the model.
+ * - `wrapModelCall`: tools whose class the policy denies are not offered to the model at all
+ *   (approvals/toolNames.ts permittedTools); the names of what the agent has are kept for the
+ *   calls that follow.
+ * - `afterModel`: first the turn's tool-call ids are made unique in the thread
+ *   (approvals/callIds.ts), so no decision can mean two calls or ride on an older one. A call with
+ *   no name or to an unknown tool never asks (approvals/toolNames.ts gives it DeerFlow's error
+ *   result). Every other call is classified (approvals/classify.ts) and looked up in the run's
+ *   policy. When any call asks, NONE of the turn's calls runs: the turn stops (`jumpTo: "end"`)
+ *   with `pending_approvals` in the thread state, where it survives a restart, and an
+ *   `approval_requested` event for the journal. A turn never waits on more calls than a decision
+ *   may carry (DECISION_LIMITS.maxPending): the excess gets an error result instead.
  * - The decision is a new run (approvals/resume.ts builds its input): rejected calls arrive as
- *   "Rejected by the user: …" tool results and the thread's "Always allow" list
- *   (`approval_always_allow`, in the checkpoint) as input; the approved call ids come through the
- *   run's `configurable` (they hold for that run only, so they are not state). `beforeModel`
- *   then sees the paused turn's calls still unanswered and jumps to the tool node, which runs
- *   exactly those (ToolNode runs the calls without a result), before the model is asked again.
- * - `wrapToolCall` enforces the policy once more where the call runs: `deny` never runs, an
- *   undecided `ask` never runs, and a cleared protected write is marked for the file tools
+ *   "Rejected by the user: …" tool results and the thread's "Always allow" rules as input; the
+ *   yes comes through the run's `configurable` as grants of the paused calls' fingerprints
+ *   (approvals/fingerprint.ts: AI message, index, hash of name and arguments, sandbox kind), for
+ *   that run only, each consumed when its call runs. `beforeModel` then sees the paused turn's
+ *   calls still unanswered: if every asking one is covered, it jumps to the tool node, which runs
+ *   exactly those; if not (the sandbox kind changed since the card, a card from before
+ *   fingerprints, ids a legacy turn shared), the turn is paused again with fresh cards.
+ * - `wrapToolCall` enforces all of it once more where the call runs: a malformed call gets its
+ *   error, `deny` never runs, an `ask` runs only on an unused grant of exactly this call or a rule
+ *   that covers it, and a cleared protected write is marked for the file tools
  *   (`protectedWritesAllowed`), the one way past the trust boundary's protected-path rule.
  *
  * langchain's humanInTheLoopMiddleware is not used: it leaves an unanswered tool call when one
@@ -24,29 +33,38 @@
 import { createMiddleware } from "langchain";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { PendingApproval } from "../../protocol/approvals.js";
+import type { AlwaysAllowRule, PendingApproval } from "../../protocol/approvals.js";
+import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
 import { StateSchema } from "@langchain/langgraph";
 import { AlwaysAllowZ, PendingApprovalsZ } from "../state/threadState.js";
 import type { ApprovalMode, ApprovalPolicy } from "../approvals/policy.js";
 import { classifyToolCall, type CallClass, type ClassifyContext } from "../approvals/classify.js";
 import { RESUME_CONFIG_KEY, type ApprovalResume } from "../approvals/resume.js";
+import { callHash, grantKey, type CallPosition } from "../approvals/fingerprint.js";
+import { locateCall, renameCallIds } from "../approvals/callIds.js";
+import { alwaysAllowFor, readRules, ruleCovers } from "../approvals/alwaysAllow.js";
+import { hasName, malformedCallResult, permittedTools, type ToolNames } from "../approvals/toolNames.js";
+import { refusal } from "../approvals/refusal.js";
+
+export { refusal } from "../approvals/refusal.js";
 
 interface ApprovalState {
   messages: BaseMessage[];
   pending_approvals?: PendingApproval[] | null;
-  /** Tool names the user chose "Always allow" for, in this thread. */
-  approval_always_allow?: string[] | null;
+  /** The thread's "Always allow" rules (legacy tool names are read as none). */
+  approval_always_allow?: unknown[] | null;
 }
 
-/** What the user said yes to: this run's approved call ids (configurable) and the thread's always-allowed tools. */
+/** What the user said yes to: this run's grants (configurable), those used, and the thread's rules. */
 export interface Consent {
   granted?: readonly string[];
-  always?: readonly string[] | null;
+  consumed?: ReadonlySet<string>;
+  rules?: readonly AlwaysAllowRule[];
 }
 
-function consentOf(state: Partial<ApprovalState>, configurable: unknown): Consent {
+function consentOf(state: Partial<ApprovalState>, configurable: unknown, consumed: ReadonlySet<string>): Consent {
   const resume = (configurable as Record<string, unknown> | undefined)?.[RESUME_CONFIG_KEY] as ApprovalResume | undefined;
-  return { granted: resume?.granted ?? [], always: state.approval_always_allow ?? [] };
+  return { granted: resume?.granted ?? [], consumed, rules: readRules(state.approval_always_allow) };
 }
 
 export interface ApprovalOptions extends ClassifyContext {
@@ -57,48 +75,99 @@ export interface ApprovalOptions extends ClassifyContext {
 
 export interface Verdict extends CallClass {
   mode: ApprovalMode;
+  /** The grant this yes came from: consumed when the call runs. */
+  grant?: string;
 }
 
-/** The mode that applies to one call in this thread: the policy, softened only by the user's own yes. */
-export function verdictFor(call: { id?: string; name: string; args?: unknown }, consent: Consent, o: ApprovalOptions): Verdict {
+/**
+ * The mode that applies to one call in this thread: the policy, softened only by the user's own
+ * yes: a grant of exactly this call at `at` in this sandbox kind, unused, or a rule covering it.
+ */
+export function verdictFor(call: { id?: string; name: string; args?: unknown }, consent: Consent, o: ApprovalOptions, at?: CallPosition): Verdict {
   const cls = classifyToolCall(call, o);
   const mode = o.policy[cls.class];
   if (mode === "deny") return { ...cls, mode };
   if (cls.inert) return { ...cls, mode: "auto" };
   if (cls.preapproved && mode === "ask") return { ...cls, mode: "auto" };
   if (mode === "ask") {
-    if (call.id !== undefined && (consent.granted ?? []).includes(call.id)) return { ...cls, mode: "auto" };
-    if ((consent.always ?? []).includes(call.name)) return { ...cls, mode: "auto" };
+    if (at) {
+      const grant = grantKey(at, callHash(call.name, call.args ?? {}), o.sandboxKind);
+      if ((consent.granted ?? []).includes(grant) && !consent.consumed?.has(grant)) return { ...cls, mode: "auto", grant };
+    }
+    if ((consent.rules ?? []).some((r) => ruleCovers(r, call, cls.class, o.sandboxKind))) return { ...cls, mode: "auto" };
   }
   return { ...cls, mode };
 }
 
-/** The last AI message's tool calls that have no result yet, when only results follow it. */
+/** The last AI message's index when only tool results follow it, and its calls that have none yet. */
 export function unansweredCalls(messages: readonly BaseMessage[]): Array<{ id: string; name: string; args: Record<string, unknown> }> {
+  return unansweredAt(messages)?.calls ?? [];
+}
+
+function unansweredAt(messages: readonly BaseMessage[]): { at: number; calls: Array<{ id: string; name: string; args: Record<string, unknown> }> } | undefined {
   let i = messages.length - 1;
   while (i >= 0 && ToolMessage.isInstance(messages[i])) i--;
   const ai = messages[i];
-  if (!ai || !AIMessage.isInstance(ai)) return [];
+  if (!ai || !AIMessage.isInstance(ai)) return undefined;
   const answered = new Set(messages.slice(i + 1).map((m) => (m as ToolMessage).tool_call_id));
-  return (ai.tool_calls ?? [])
+  const calls = (ai.tool_calls ?? [])
     .filter((c): c is typeof c & { id: string } => typeof c.id === "string" && !answered.has(c.id))
     .map((c) => ({ id: c.id, name: c.name, args: (c.args ?? {}) as Record<string, unknown> }));
-}
-
-/** The result of a call the policy does not let run: an error the model reads and can act on. */
-export function refusal(call: { id?: string; name: string }, content: string, errorType: string): ToolMessage {
-  return new ToolMessage({
-    content,
-    tool_call_id: call.id ?? "missing_id",
-    name: call.name,
-    status: "error",
-    additional_kwargs: { deerflow_tool_meta: { status: "error", error_type: errorType, recoverable_by_model: true, source: "middleware" } },
-  });
+  return calls.length > 0 ? { at: i, calls } : undefined;
 }
 
 /** A `deny`: never run, and the model is told which policy refused it (the lead's and the subagents' text). */
 export function deniedResult(call: { id?: string; name: string }, v: Verdict): ToolMessage {
   return refusal(call, `Error: ${call.name} was not run: the approval policy denies ${v.class} calls (${v.reason}).`, "approval_denied");
+}
+
+function overflowResult(call: { id?: string; name: string }): ToolMessage {
+  const max = DECISION_LIMITS.maxPending;
+  return refusal(
+    call,
+    `Error: ${call.name} was not run: more than ${max} calls of this turn need the user's approval, and at most ${max} can wait for one decision. Make fewer calls at a time.`,
+    "approval_overflow",
+  );
+}
+
+interface Pause {
+  asks: PendingApproval[];
+  /** Results given at the pause: malformed calls, and asking calls beyond what one decision carries. */
+  answers: ToolMessage[];
+}
+
+/**
+ * What a turn waits on, under `consent`: its asking calls (only those in `only`, when given), as
+ * cards for this sandbox kind; undefined when none asks.
+ */
+function pauseFor(ai: AIMessage, consent: Consent, o: ApprovalOptions, names: ToolNames | undefined, only?: ReadonlySet<string>): Pause | undefined {
+  const asks: PendingApproval[] = [];
+  const answers: ToolMessage[] = [];
+  const messageId = ai.id ?? "";
+  (ai.tool_calls ?? []).forEach((call, index) => {
+    if (only && !(typeof call.id === "string" && only.has(call.id))) return;
+    const bad = malformedCallResult(call, names ? names.registered.has(call.name) : true, names);
+    if (bad) return void answers.push(bad);
+    const v = verdictFor(call, consent, o, { messageId, index });
+    if (v.mode !== "ask") return;
+    if (asks.length >= DECISION_LIMITS.maxPending) return void answers.push(overflowResult(call));
+    const args = (call.args ?? {}) as Record<string, unknown>;
+    const always = alwaysAllowFor(call, v.class, o.sandboxKind);
+    asks.push({
+      tool_call_id: call.id ?? "",
+      name: call.name,
+      args,
+      class: v.class,
+      reason: v.reason,
+      message_id: messageId,
+      index,
+      fingerprint: callHash(call.name, args),
+      sandbox: o.sandboxKind,
+      ...(always ? { always_allow: always } : {}),
+      ...(v.mcp ? { mcp: { server: v.mcp.server, tool: v.mcp.tool, source: v.mcp.scope, annotations: { ...v.mcp.annotations } } } : {}),
+    });
+  });
+  return asks.length > 0 ? { asks, answers } : undefined;
 }
 
 /**
@@ -108,49 +177,77 @@ export function deniedResult(call: { id?: string; name: string }, v: Verdict): T
 const approvalState = new StateSchema({ pending_approvals: PendingApprovalsZ, approval_always_allow: AlwaysAllowZ });
 
 export function approvalMiddleware(o: ApprovalOptions) {
+  // One agent per run: what this run's model was offered, and the grants it has used.
+  let names: ToolNames | undefined;
+  const consumed = new Set<string>();
+  const pause = (p: Pause, writer: ((chunk: unknown) => void) | undefined, messages: BaseMessage[]) => {
+    writer?.({ type: "approval_requested", approvals: p.asks });
+    return { messages: [...messages, ...p.answers], pending_approvals: p.asks, jumpTo: "end" as const };
+  };
   return createMiddleware({
     name: "ApprovalMiddleware",
     stateSchema: approvalState,
+    wrapModelCall: (request, handler) => {
+      const permitted = permittedTools(request.tools ?? [], o.policy);
+      names = permitted.names;
+      return handler(permitted.offered.length === (request.tools ?? []).length ? request : { ...request, tools: permitted.offered });
+    },
     afterModel: {
       canJumpTo: ["end"],
       hook: (state, runtime) => {
         const s = state as ApprovalState;
-        const last = s.messages.at(-1);
+        const at = s.messages.length - 1;
+        const last = s.messages[at];
         if (!last || !AIMessage.isInstance(last) || !last.tool_calls?.length) return undefined;
-        const asks: PendingApproval[] = [];
-        for (const call of last.tool_calls) {
-          const v = verdictFor(call, consentOf(s, runtime.configurable), o);
-          if (v.mode !== "ask") continue;
-          asks.push({
-            tool_call_id: call.id ?? "",
-            name: call.name,
-            args: (call.args ?? {}) as Record<string, unknown>,
-            class: v.class,
-            reason: v.reason,
-            ...(v.mcp ? { mcp: { server: v.mcp.server, tool: v.mcp.tool, source: v.mcp.scope, annotations: { ...v.mcp.annotations } } } : {}),
-          });
-        }
-        if (asks.length === 0) return undefined;
-        runtime.writer?.({ type: "approval_requested", approvals: asks });
-        return { pending_approvals: asks, jumpTo: "end" };
+        const renamed = renameCallIds(s.messages, at);
+        const p = pauseFor(renamed ?? last, consentOf(s, runtime.configurable, consumed), o, names);
+        if (!p) return renamed ? { messages: [renamed] } : undefined;
+        return pause(p, runtime.writer, renamed ? [renamed] : []);
       },
     },
     beforeModel: {
-      canJumpTo: ["tools"],
+      canJumpTo: ["tools", "end"],
       // The run carrying a decision: the paused turn's calls are still unanswered (the rejected
-      // ones were answered by the run's input), so they run now, before the model is asked.
-      hook: (state) => (unansweredCalls((state as ApprovalState).messages).length > 0 ? { jumpTo: "tools" } : undefined),
+      // ones were answered by the run's input). They run now, before the model is asked, when
+      // the decision covers every one that asks; otherwise the user is asked again.
+      hook: (state, runtime) => {
+        const s = state as ApprovalState;
+        const open = unansweredAt(s.messages);
+        if (!open) return undefined;
+        const ai = s.messages[open.at] as AIMessage;
+        // A turn paused before ids were unique: what its decision meant is unknown, so ask again.
+        const renamed = renameCallIds(s.messages, open.at);
+        const consent = consentOf(s, runtime.configurable, consumed);
+        if (!renamed) {
+          const covered = open.calls.every((call) => {
+            const index = (ai.tool_calls ?? []).findIndex((c) => c.id === call.id);
+            return !hasName(call.name) || verdictFor(call, consent, o, { messageId: ai.id ?? "", index }).mode !== "ask";
+          });
+          if (covered) return { jumpTo: "tools" as const };
+        }
+        const turn = renamed ?? ai;
+        const stillOpen = renamed ? unansweredAt([...s.messages.slice(0, open.at), renamed, ...s.messages.slice(open.at + 1)]) : open;
+        const ids = new Set((stillOpen?.calls ?? []).map((c) => c.id));
+        const p = pauseFor(turn, { rules: consent.rules ?? [] }, o, names, ids);
+        if (!p) return { messages: renamed ? [renamed] : [], jumpTo: "tools" as const };
+        return pause(p, runtime.writer, renamed ? [renamed] : []);
+      },
     },
     wrapToolCall: (request, handler) => {
       const call = request.toolCall;
-      const v = verdictFor(call, consentOf(request.state, request.runtime.configurable), o);
-      if (v.mode === "deny") {
-        return deniedResult(call, v);
-      }
+      const known = request.tool !== undefined || (names?.registered.has(call.name) ?? false);
+      // Without a model request in this run (a decision run) only a missing name is answered here;
+      // any other call meets the policy below (fail closed): an unknown tool's grant reaches ToolNode, which answers it.
+      const bad = malformedCallResult(call, known, names);
+      if (bad) return bad;
+      const messages = (request.state as Partial<ApprovalState>).messages ?? [];
+      const v = verdictFor(call, consentOf(request.state, request.runtime.configurable, consumed), o, locateCall(messages, call.id));
+      if (v.mode === "deny") return deniedResult(call, v);
       if (v.mode === "ask") {
-        // Not reachable through the paused-turn flow; kept so no path runs an undecided call.
         return refusal(call, `Error: ${call.name} was not run: it needs the user's approval (${v.reason}).`, "approval_required");
       }
+      // Consumed before the call starts: the same yes never runs a second call, even in parallel.
+      if (v.grant) consumed.add(v.grant);
       if (v.class === "protected" && call.id !== undefined) o.protectedWritesAllowed.add(call.id);
       return handler(request);
     },

@@ -13,16 +13,34 @@
  * Where we differ: DeerFlow leaves a `Command` result without the warning; here the first bash
  * call of a thread answers with a Command (it records the sandbox it acquired), so the warning is
  * added to the ToolMessage inside it.
+ *
+ * After the command (not in DeerFlow, issue 21): a bash result flagged with protected paths the
+ * dev container's read-only mounts could not stop (a new nested `.git`, a new `.envrc`; see
+ * sandbox/devcontainer/protectedWatch.ts) ends the run before the next model step, with
+ * `sandbox_tampered` and a message that names the paths. The tool result stays in the thread with
+ * the same notice, so the model reads why when the user continues; a run does not go on by
+ * itself after its sandbox planted something the host would execute. In a subagent the subagent
+ * ends that way and the lead reads its failure in the `task` result.
  */
 import { createMiddleware, ToolMessage } from "langchain";
+import type { BaseMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
+import { HarnessError } from "../errors.js";
 import { auditCommand, blockedMessage, warningSuffix } from "../sandbox/commandAudit.js";
+import { stoppedMessage } from "../sandbox/devcontainer/protectedWatch.js";
+import type { ProtectedChange } from "../sandbox/trust/protectedPaths.js";
+import { PROTECTED_CHANGES_KEY } from "../tools/sandbox/bash.js";
 
 const BASH = "bash";
 
 export function sandboxAuditMiddleware() {
   return createMiddleware({
     name: "SandboxAuditMiddleware",
+    beforeModel: (state: { messages: BaseMessage[] }) => {
+      const changes = plantedSinceLastAnswer(state.messages);
+      if (changes.length > 0) throw new HarnessError("sandbox_tampered", stoppedMessage(changes));
+      return undefined;
+    },
     wrapToolCall: async (request, handler) => {
       if (request.toolCall.name !== BASH) return handler(request);
       const args = request.toolCall.args as { command?: unknown };
@@ -40,6 +58,18 @@ export function sandboxAuditMiddleware() {
       return audit.verdict === "warn" ? withWarning(result, request.toolCall.id, warningSuffix(command)) : result;
     },
   });
+}
+
+/** The protected-path changes reported by the tool results the model is about to read. */
+function plantedSinceLastAnswer(messages: readonly BaseMessage[]): ProtectedChange[] {
+  const changes: ProtectedChange[] = [];
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!m || !ToolMessage.isInstance(m)) break;
+    const flagged = m.additional_kwargs?.[PROTECTED_CHANGES_KEY];
+    if (Array.isArray(flagged)) changes.push(...(flagged as ProtectedChange[]));
+  }
+  return changes;
 }
 
 function withWarning<T>(result: T, toolCallId: string | undefined, warning: string): T {
@@ -64,5 +94,7 @@ function appended(message: ToolMessage, warning: string): ToolMessage {
     ...(message.name !== undefined ? { name: message.name } : {}),
     ...(message.status !== undefined ? { status: message.status } : {}),
     ...(message.id !== undefined ? { id: message.id } : {}),
+    // The facts the tool attached (the protected-path changes) stay with the text.
+    additional_kwargs: message.additional_kwargs,
   });
 }

@@ -3,7 +3,9 @@
  * `afterModel` keeps the first `maxConcurrent` `task` calls of a response (other calls untouched)
  * and no more than what is left of the run's `maxTotal`. Excess calls are dropped from the AI
  * message (same id, so the reducer replaces it; the provider-raw `additional_kwargs.tool_calls`
- * are synced), which DeerFlow does silently: only its log says so. When the run's total is already
+ * are synced, and removed when none is left, as DeerFlow's `clone_ai_message_with_tool_calls`:
+ * `@langchain/openai` would send an empty `tool_calls: []`, which OpenAI refuses with a 400 on every
+ * later request of the thread), which DeerFlow does silently: only its log says so. When the run's total is already
  * spent, DeerFlow's "[SUBAGENT LIMIT REACHED] …" is appended to the answer, `finish_reason` becomes
  * "stop" once no call is left, and the run stops with `subagent_limit_capped`.
  *
@@ -54,7 +56,12 @@ export function subagentLimitMiddleware(o: SubagentLimitOptions) {
       const calls = last.tool_calls.filter((_, i) => !drop.has(i));
       const keptIds = new Set(calls.map((c) => c.id));
       const kwargs: Record<string, unknown> = { ...last.additional_kwargs };
-      if (Array.isArray(kwargs.tool_calls)) kwargs.tool_calls = (kwargs.tool_calls as Array<{ id?: string }>).filter((c) => keptIds.has(c.id));
+      if (Array.isArray(kwargs.tool_calls)) {
+        const raw = (kwargs.tool_calls as Array<{ id?: string }>).filter((c) => keptIds.has(c.id));
+        if (raw.length > 0) kwargs.tool_calls = raw;
+        else delete kwargs.tool_calls;
+      }
+      if (calls.length === 0) delete kwargs.function_call;
       const exhausted = remaining === 0;
       if (exhausted && typeof kwargs.stop_reason !== "string") kwargs.stop_reason = SUBAGENT_LIMIT_CAPPED;
       const metadata = { ...last.response_metadata, ...(exhausted && calls.length === 0 ? { finish_reason: "stop" } : {}) };

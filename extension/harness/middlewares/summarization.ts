@@ -209,7 +209,7 @@ export function shouldSummarize(messages: BaseMessage[], tokens: number, trigger
 export async function compactState(
   state: SummaryState,
   o: SummarizationOptions,
-  opts: { force: boolean; raiseOnFailure: boolean; signal?: AbortSignal; onFailure?: (attempts: string[]) => void; onUsage?: (usage: TokenCounts) => void },
+  opts: { force: boolean; raiseOnFailure: boolean; signal?: AbortSignal; onFailure?: (attempts: string[]) => void; onUsage?: (usage: TokenCounts, modelName: string) => void },
 ): Promise<Compaction | null> {
   if (!opts.force) {
     const measured = triggerMessages(state);
@@ -231,7 +231,7 @@ export async function compactState(
         const response = await c.model.invoke(built.prompt, { tags: SUMMARY_TAGS, metadata: { lc_source: "summarization" }, ...(opts.signal ? { signal: opts.signal } : {}) });
         // Spent even when the answer is empty: the run's usage counts every summary call.
         const spent = messageUsage(response);
-        if (spent) opts.onUsage?.(spent);
+        if (spent) opts.onUsage?.(spent, c.name);
         const out = contentText(response.content).trim();
         if (out) {
           text = out;
@@ -298,9 +298,10 @@ export function summarizationMiddleware(o: SummarizationOptions) {
               // Journaled (a `custom` event) as well as logged: the run goes on without compaction.
               onFailure: (attempts) => runtime.writer?.({ type: "summarization_failed", attempts }),
               // The summary model's tokens belong to the run (runs/usage.ts adds them under `summarization`).
-              onUsage: (usage) => {
+              onUsage: (usage, modelName) => {
                 o.onUsage?.(usage);
-                runtime.writer?.({ type: SUMMARIZATION_USAGE_EVENT, usage });
+                // Named, so the run's cost prices it at the summary model's rate (runs/usage.ts by_model).
+                runtime.writer?.({ type: SUMMARIZATION_USAGE_EVENT, usage, model_name: modelName });
               },
             }).catch((err: unknown) => {
               if (runtime.signal?.aborted) throw err;

@@ -88,8 +88,17 @@ export function parseTitle(content: unknown, maxChars = TITLE_MAX_CHARS): string
   return t.length > maxChars ? t.slice(0, maxChars) : t;
 }
 
-export function buildTitlePrompt(userMsg: string, assistantMsg: string): string {
-  return TITLE_PROMPT_TEMPLATE.replace("{max_words}", String(TITLE_MAX_WORDS))
+/** DeerFlow `TitleConfig` (config `title.*`): max_words, max_chars, prompt_template. */
+export interface TitleOptions {
+  maxWords: number;
+  maxChars: number;
+  /** DeerFlow's template with `{max_words}`, `{user_msg}`, `{assistant_msg}`; absent → TITLE_PROMPT_TEMPLATE. */
+  promptTemplate?: string;
+}
+
+export function buildTitlePrompt(userMsg: string, assistantMsg: string, o: Partial<TitleOptions> = {}): string {
+  return (o.promptTemplate ?? TITLE_PROMPT_TEMPLATE)
+    .replace("{max_words}", String(o.maxWords ?? TITLE_MAX_WORDS))
     .replace("{user_msg}", userMsg.slice(0, 500))
     .replace("{assistant_msg}", stripThink(assistantMsg).slice(0, 500));
 }
@@ -104,7 +113,8 @@ function firstUserText(messages: readonly BaseMessage[]): string {
   return user ? userText(user) : "";
 }
 
-export function titleMiddleware(titleModel?: BaseChatModel) {
+export function titleMiddleware(titleModel?: BaseChatModel, options: Partial<TitleOptions> = {}) {
+  const maxChars = options.maxChars ?? TITLE_MAX_CHARS;
   // One title-model call per run at most (the chain is built per run): a failing title model
   // leaves the local fallback rather than being retried after every model call of the run.
   let asked = false;
@@ -114,29 +124,29 @@ export function titleMiddleware(titleModel?: BaseChatModel) {
     beforeModel: (state) => {
       const s = state as { messages: BaseMessage[]; title?: string | null };
       if (!shouldSetInterimTitle(s)) return undefined;
-      return { title: fallbackTitle(firstUserText(s.messages)) };
+      return { title: fallbackTitle(firstUserText(s.messages), maxChars) };
     },
     afterModel: async (state, runtime) => {
       const s = state as { messages: BaseMessage[]; title?: string | null };
       const userMsg = firstUserText(s.messages);
       // The interim fallback set by beforeModel counts as "no title yet" for the title model.
-      const interim = s.title === fallbackTitle(userMsg);
+      const interim = s.title === fallbackTitle(userMsg, maxChars);
       if (!shouldGenerateTitle({ messages: s.messages, title: interim ? null : (s.title ?? null) })) return undefined;
-      if (!titleModel || asked) return interim ? undefined : { title: fallbackTitle(userMsg) };
+      if (!titleModel || asked) return interim ? undefined : { title: fallbackTitle(userMsg, maxChars) };
       asked = true;
       const ai = s.messages.find((m) => AIMessage.isInstance(m));
       try {
-        const response = await titleModel.invoke(buildTitlePrompt(userMsg, normalizeContent(ai?.content)), {
+        const response = await titleModel.invoke(buildTitlePrompt(userMsg, normalizeContent(ai?.content), options), {
           runName: "title_agent",
           tags: ["middleware:title", TAG_NOSTREAM],
           ...(runtime.signal ? { signal: runtime.signal } : {}),
         });
-        const title = parseTitle(response.content);
+        const title = parseTitle(response.content, maxChars);
         if (title) return { title };
       } catch {
         // DeerFlow: any failure of the title model falls back to the local title.
       }
-      return interim ? undefined : { title: fallbackTitle(userMsg) };
+      return interim ? undefined : { title: fallbackTitle(userMsg, maxChars) };
     },
   });
 }

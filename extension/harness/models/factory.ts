@@ -11,6 +11,7 @@ import { HarnessError } from "../errors.js";
 import type { HarnessConfig, ModelConfig } from "../config/harnessConfig.js";
 import type { ResolvedModel } from "./resolvedModel.js";
 import { shapeThinking } from "./thinking.js";
+import { keyFromSource } from "./fileKeys.js";
 
 export interface ModelRequest {
   /** `--model NAME` / the picker; undefined → the default model. */
@@ -81,8 +82,11 @@ export function resolveModel(config: HarnessConfig, req: ModelRequest, env: Node
     ...(found.temperature !== undefined ? { temperature: found.temperature } : {}),
     apiKeySource: found.api_key_env ?? "OPENAI_API_KEY",
     ...(found.pricing_provider ? { pricingProvider: found.pricing_provider } : {}),
+    ...(found.pricing ? { pricing: found.pricing } : {}),
+    ...(found.context_window ? { contextWindow: found.context_window } : {}),
   };
 }
+
 
 /**
  * Which key one model of a run gets; undefined → createChatModel reads the environment variable its
@@ -154,7 +158,7 @@ class AssistantDefaultCompletions extends ChatOpenAICompletions {
 export function createChatModel(resolved: ResolvedModel, opts: ChatModelOptions = {}): ChatOpenAI {
   const env = opts.env ?? process.env;
   // Local OpenAI-compatible servers often need no key, but the client insists on one.
-  const apiKey = opts.apiKey ?? env[resolved.apiKeySource] ?? "no-key";
+  const apiKey = opts.apiKey ?? keyFromSource(resolved.apiKeySource, env) ?? "no-key";
   const shaped = resolved.thinking
     ? shapeThinking(resolved.thinking, { thinkingEnabled: opts.thinkingEnabled ?? true, ...(opts.reasoningEffort ? { reasoningEffort: opts.reasoningEffort } : {}) })
     : { body: {} };

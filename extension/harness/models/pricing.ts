@@ -1,5 +1,9 @@
 /**
- * Estimated cost of a run's tokens, from the price table bundled with `@pydantic/genai-prices`.
+ * Estimated cost of a model's tokens. First the model's own `pricing` (DeerFlow's `models[].pricing`:
+ * `input_per_million`, `output_per_million`, `input_cache_hit_per_million`, `currency`), as DeerFlow's
+ * console prices it: cache hits at the hit price (the input price when none is configured), the
+ * rest of the input at the input price. Otherwise the price table bundled with
+ * `@pydantic/genai-prices`, in USD:
  *
  * Offline by construction: `calcPrice` reads the data shipped in the package; only
  * `updatePrices`/auto-update would fetch newer prices, and nothing here calls them (a closed
@@ -25,6 +29,8 @@ export interface PricedModel {
   baseURL: string | undefined;
   /** The configured genai-prices provider id, if any. */
   pricingProvider?: string;
+  /** DeerFlow's per-model prices, which win over the price table. */
+  pricing?: { currency: string; input_per_million: number; output_per_million: number; input_cache_hit_per_million?: number | null };
 }
 
 /** The OpenAI client's endpoint when no base URL is configured. */
@@ -42,6 +48,7 @@ export function pricingProviderOf(m: PricedModel): string | undefined {
 
 /** The estimated USD cost of `usage` on `m`; null when the provider or the model's price is unknown. */
 export function estimateCost(usage: Pick<UsageView, "input_tokens" | "output_tokens" | "cached_tokens">, m: PricedModel, at: Date = new Date()): CostView | null {
+  if (m.pricing && (m.pricing.input_per_million > 0 || m.pricing.output_per_million > 0)) return configuredCost(usage, m.pricing);
   const providerId = pricingProviderOf(m);
   if (!providerId) return null;
   // genai-prices: input_tokens is the whole input, cache reads a part of it priced at their own rate.
@@ -59,4 +66,24 @@ export function estimateCost(usage: Pick<UsageView, "input_tokens" | "output_tok
     // A price entry the library cannot apply to this usage: unknown, not a failed run.
     return null;
   }
+}
+
+/** DeerFlow's `_token_cost`: per million tokens, cache hits (clamped into the input) at their own price. */
+function configuredCost(usage: Pick<UsageView, "input_tokens" | "output_tokens" | "cached_tokens">, p: NonNullable<PricedModel["pricing"]>): CostView {
+  const hits = Math.min(Math.max(usage.cached_tokens ?? 0, 0), usage.input_tokens);
+  const hitPrice = p.input_cache_hit_per_million ?? p.input_per_million;
+  const amount = ((usage.input_tokens - hits) * p.input_per_million + hits * hitPrice + usage.output_tokens * p.output_per_million) / 1_000_000;
+  return { amount: Math.round(amount * 1e9) / 1e9, currency: p.currency.toUpperCase() };
+}
+
+/**
+ * The sum of costs, each in its currency: null when one is unknown, or when they are in
+ * different currencies (DeerFlow disables cost reporting then rather than add CNY to USD).
+ */
+export function sumCosts(costs: ReadonlyArray<CostView | null>): CostView | null {
+  if (costs.length === 0 || costs.some((c) => c === null)) return null;
+  const currency = costs[0]!.currency;
+  if (costs.some((c) => c!.currency !== currency)) return null;
+  const amount = costs.reduce((a, c) => a + c!.amount, 0);
+  return { amount: Math.round(amount * 1e9) / 1e9, currency };
 }

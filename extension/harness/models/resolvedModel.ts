@@ -24,4 +24,16 @@ export interface ResolvedModel {
   adHoc?: boolean;
   /** Whose price list estimates this model's cost (a genai-prices provider id; models/pricing.ts). */
   pricingProvider?: string;
+  /** DeerFlow's `pricing` block: the model's own prices, which win over any price list. */
+  pricing?: ModelPricing;
+  /** DeerFlow's `context_window` (prompt + completion tokens), when configured. */
+  contextWindow?: number;
+}
+
+/** A model's own prices per million tokens (DeerFlow `models[].pricing`). */
+export interface ModelPricing {
+  currency: string;
+  input_per_million: number;
+  output_per_million: number;
+  input_cache_hit_per_million?: number | null;
 }

@@ -69,8 +69,9 @@ export function summarizationOptions(s: RunSummarization, runModel: ResolvedMode
   if (s.summaryModel && s.summaryModel.name !== runModel.name) candidates.push({ name: s.summaryModel.name, model: build(s.summaryModel) });
   const run = build(runModel);
   candidates.push({ name: runModel.name, model: run });
-  // The model's own profile knows its window for OpenAI ids; an unknown model has none (no `fraction`).
-  const contextWindow = (run as { profile?: { maxInputTokens?: number } }).profile?.maxInputTokens;
+  // DeerFlow's configured `context_window` first; else the model's own profile knows its window for
+  // OpenAI ids; an unknown model has none (no `fraction`).
+  const contextWindow = runModel.contextWindow ?? (run as { profile?: { maxInputTokens?: number } }).profile?.maxInputTokens;
   return { settings: s.settings, candidates, tokenModel: runModel.model, ...(typeof contextWindow === "number" ? { contextWindow } : {}) };
 }
 

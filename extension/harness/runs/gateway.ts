@@ -23,6 +23,8 @@ import { checkDecisions, decideAll, describePending } from "../approvals/resume.
 import type { ThreadRecord } from "../store/threads.js";
 import { subagentSettings, type SubagentSettings } from "../subagents/config.js";
 import { resolveSummarization, type RunSummarization } from "./compaction.js";
+import { chainSettings, type ChainSettings } from "../config/sections.js";
+import type { PriceList } from "./usage.js";
 
 /** What a client may ask for. Everything else about a run is decided here. */
 export interface StartRunRequest {
@@ -45,7 +47,7 @@ export interface StartRunRequest {
   planMode?: boolean;
   /** Register the `task` tool for this run (CLI `--subagents`); absent → the config's `subagents.enabled`. */
   subagents?: boolean;
-  /** This run's token budget (CLI `--max-tokens`); absent → the config's `token_budget.max_tokens_per_run`. 0 = none. */
+  /** This run's total token budget (CLI `--max-tokens`, `deerflow.maxTokensPerRun`); absent → the config's `token_budget`. 0 = none. */
   maxTokensPerRun?: number;
   /** This run's budget of model turns (CLI `--max-turns`, `deerflow.maxTurnsPerRun`); absent → the config's `max_turns`. */
   maxTurns?: number;
@@ -72,8 +74,10 @@ export interface RunContext {
   subagents?: SubagentSettings;
   /** Summarization (issue 15): the configured settings and summary model (runs/compaction.ts). */
   summarization?: RunSummarization;
-  /** Tokens the run may use before TokenBudget caps it (issue 15); absent = no budget. */
-  maxTokensPerRun?: number;
+  /** Each model the run may spend tokens on (lead, title, summary, subagents), by configured name: what `by_model` is priced with (runs/usage.ts). */
+  prices: PriceList;
+  /** DeerFlow's middleware sections for this run: title, loop detection, tool output, read-before-write, safety, and the token budget (`chain.tokenBudget`, absent = none). */
+  chain: ChainSettings;
   /** Model turns the run may make before it ends `turn_capped` (issue 20), and DeerFlow's step ceiling. */
   turns: { maxTurns: number; maxRecursionLimit?: number };
   allowHostCommands: boolean;
@@ -147,14 +151,15 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
     }
     approvals = decideAll(pending, "reject", "the user sent a new message instead");
   }
-  if (req.prompt.trim() === "" && !approvals) throw new HarnessError("usage", "A run needs a non-empty prompt.");
+  // A message of files alone is one (DeerFlow's upload-only turn); a decision run carries none.
+  if (req.prompt.trim() === "" && !approvals && (req.files ?? []).length === 0) throw new HarnessError("usage", "A run needs a non-empty prompt or files.");
   // The whitelist: a configured model, or the operator's explicit ad-hoc endpoint.
   const model = resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
-  const titleModel = s.config.title_model ? resolveModel(s.config, { name: s.config.title_model }) : undefined;
+  const titleName = s.config.title.enabled ? s.config.title.model_name : undefined;
+  const titleModel = titleName ? resolveModel(s.config, { name: titleName }) : undefined;
   const clientContext = Object.fromEntries(Object.entries(req.context ?? {}).filter(([k]) => CONTEXT_WHITELIST.has(k)));
   const context = scrubSecrets(clientContext) as Record<string, unknown>;
   const planMode = req.planMode ?? context.plan_mode === true;
-  const tokenBudget = req.maxTokensPerRun ?? s.config.token_budget.max_tokens_per_run;
   const prompt = scrubSecrets(req.prompt) as string;
   const files = req.files ?? [];
   // Before admission: a thread folder the sandbox replaced with a link refuses the run
@@ -185,7 +190,8 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       planMode,
       ...((req.subagents ?? s.config.subagents.enabled) ? { subagents: subagentSettings(s.config.subagents, (name) => resolveModel(s.config, { name })) } : {}),
       summarization: resolveSummarization(s.config),
-      ...(tokenBudget > 0 ? { maxTokensPerRun: tokenBudget } : {}),
+      prices: { ...Object.fromEntries(s.config.models.map((m) => [m.name, resolveModel(s.config, { name: m.name })])), [model.name]: model },
+      chain: chainSettings(s.config, req.maxTokensPerRun),
       turns: { maxTurns: req.maxTurns ?? s.config.max_turns, ...(s.config.max_recursion_limit ? { maxRecursionLimit: s.config.max_recursion_limit } : {}) },
       allowHostCommands: s.allowHostCommands,
       approvalPolicy: s.approvalPolicy,

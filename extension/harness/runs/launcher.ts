@@ -5,7 +5,8 @@
  * validation choke point) and the worker:
  *
  *   1. refuse what can be refused with nothing written: an unknown thread, an upload that is not
- *      a readable file, an unknown model;
+ *      a readable file or over DeerFlow's `uploads` limits (files, size of one, size of all, per
+ *      message; DeerFlow's gateway texts), an unknown model;
  *   2. the thread row (when the entry point may create it), the sandbox, the thread folders and
  *      the upload copy into `uploads` (what the model sees as /mnt/user-data/uploads);
  *   3. `startRun` (whitelist, scrubbing, server-side context, atomic admission);
@@ -15,6 +16,7 @@
  * what to do once the run is admitted (print it, announce it). It never prepares a run itself.
  */
 import { statSync } from "node:fs";
+import { basename } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel } from "../models/factory.js";
@@ -90,14 +92,22 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
   if (!req.createThread && !s.threads.get(req.threadId)) {
     throw new HarnessError("thread_not_found", `No thread ${req.threadId} in this workspace.`);
   }
-  for (const f of req.uploads ?? []) {
-    let isFile = false;
+  const limits = s.config.uploads;
+  const uploads = req.uploads ?? [];
+  if (uploads.length > limits.max_files) throw new HarnessError("usage", `Too many files: maximum is ${limits.max_files}`);
+  let total = 0;
+  for (const f of uploads) {
+    let size: number | undefined;
     try {
-      isFile = statSync(f).isFile();
+      const st = statSync(f);
+      if (st.isFile()) size = st.size;
     } catch {
       /* reported below */
     }
-    if (!isFile) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
+    if (size === undefined) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
+    if (size > limits.max_file_size) throw new HarnessError("usage", `File too large: ${basename(f)} (uploads.max_file_size is ${limits.max_file_size} bytes)`);
+    total += size;
+    if (total > limits.max_total_size) throw new HarnessError("usage", `Total upload size too large (uploads.max_total_size is ${limits.max_total_size} bytes)`);
   }
   resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
 

@@ -74,8 +74,9 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
 
   // An id of our own: the journal names the input message before the reducer would assign one,
   // and a middleware that edits it (Uploads) replaces it by this id.
+  // No new message only for a decision run (empty prompt, no files); files alone are a message.
   const human =
-    req.prompt.trim() === ""
+    req.prompt.trim() === "" && !(req.files && req.files.length > 0)
       ? undefined
       : new HumanMessage({
           id: randomUUID(),
@@ -83,7 +84,7 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           additional_kwargs: req.files && req.files.length > 0 ? { files: req.files } : {},
         });
   let result: TurnResult = { status: "success" };
-  const usage = new RunUsageCollector();
+  const usage = new RunUsageCollector(req.modelName);
   const deltas = new UpdateDeltas();
   // The `task` tool's subagents, seen through their `task_*` events (subagents/runTracker.ts).
   const subagents = new SubagentRunTracker();
@@ -213,8 +214,8 @@ async function turnInput(
   let configurable = config.configurable;
   if (req.approvals) {
     const snap = await req.agent.graph.getState(config);
-    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: string[] | null };
-    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow ?? []);
+    const values = snap.values as { pending_approvals?: PendingApproval[] | null; approval_always_allow?: unknown };
+    const decided = resumeInput(values.pending_approvals ?? [], req.approvals, values.approval_always_allow);
     emit({ ...base, event: "custom", data: { type: "approval_decided", decisions: req.approvals } });
     input = { ...decided.input, messages: [...decided.input.messages, ...(human ? [human] : [])] };
     configurable = { ...configurable, [RESUME_CONFIG_KEY]: decided.resume };

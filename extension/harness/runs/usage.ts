@@ -12,7 +12,11 @@
  *   TokenUsageMiddleware has folded a task's usage into the dispatching AI message (DeerFlow: the
  *   task's ToolMessage then carries `subagent_token_usage_attributed: true`), that task is already
  *   in the lead's numbers and is not added again.
- * - Cost: estimated once, when the run ends, for the run's model (models/pricing.ts).
+ * - By model (`by_model`): the same tokens split by the model that spent them: the lead's own calls
+ *   (its AI messages less the subagent usage TokenUsage folded into them), each subagent's under
+ *   the model its events name, each summary call's under the summary model.
+ * - Cost: estimated once, when the run ends, per model at that model's price (models/pricing.ts);
+ *   the run's cost is the sum, unknown when one model's price is unknown.
  * - A thread's usage: the sum over its runs' stored usage (store/runs.ts keeps each run's `end`
  *   usage), for `threads/state` and `deerflow state`.
  */
@@ -20,7 +24,7 @@ import { AIMessage, ToolMessage } from "@langchain/core/messages";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { CostView, RunUsageView, ThreadUsageView, UsageView } from "../../protocol/usage.js";
 import type { SubagentRunTracker } from "../subagents/runTracker.js";
-import { estimateCost, type PricedModel } from "../models/pricing.js";
+import { estimateCost, sumCosts, type PricedModel } from "../models/pricing.js";
 
 /** DeerFlow's marker on a `task` ToolMessage whose usage was folded into its dispatching AI message. */
 export const SUBAGENT_TOKEN_USAGE_ATTRIBUTED_KEY = "subagent_token_usage_attributed";
@@ -76,17 +80,33 @@ export function sumMessages(messages: Iterable<BaseMessage>): TokenCounts | unde
   return sum;
 }
 
+/** a − b, never below zero (the details of `a` kept: b's are not known). */
+function subtractUsage(a: TokenCounts, b: Partial<TokenCounts>): TokenCounts {
+  return {
+    ...a,
+    input_tokens: Math.max(0, a.input_tokens - count(b.input_tokens)),
+    output_tokens: Math.max(0, a.output_tokens - count(b.output_tokens)),
+    total_tokens: Math.max(0, a.total_tokens - count(b.total_tokens)),
+  };
+}
+
 /** Collects a run's lead usage from the run's `updates` deltas (runs/runTurn.ts feeds it). */
 export class RunUsageCollector {
   readonly #byId = new Map<string, BaseMessage>();
   readonly #folded = new Set<string>();
   #anon = 0;
   #summarization: TokenCounts | undefined;
+  readonly #summaryByModel = new Map<string, TokenCounts>();
 
-  /** A `custom` event of the run: a summary call's usage counts toward the run. */
-  observeCustom(data: { type: string; usage?: unknown }): void {
+  /** `leadModel`: the configured name of the run's model, which `by_model` files the lead's own calls under. */
+  constructor(private readonly leadModel?: string) {}
+
+  /** A `custom` event of the run: a summary call's usage counts toward the run (under its model, when named). */
+  observeCustom(data: { type: string; usage?: unknown; model_name?: unknown }): void {
     if (data.type !== SUMMARIZATION_USAGE_EVENT || !data.usage || typeof data.usage !== "object") return;
     this.#summarization = addUsage(this.#summarization, data.usage);
+    const model = typeof data.model_name === "string" && data.model_name ? data.model_name : this.leadModel;
+    if (model) this.#summaryByModel.set(model, addUsage(this.#summaryByModel.get(model), data.usage));
   }
 
   add(update: unknown): void {
@@ -114,17 +134,45 @@ export class RunUsageCollector {
     const lead = this.lead();
     const split = subagents?.withUsage(undefined)?.subagents;
     const summarization = this.#summarization;
-    if (!split && !summarization) return lead;
+    if (!split && !summarization) return lead && this.leadModel ? { ...lead, by_model: { [this.leadModel]: lead } } : lead;
     let sum: TokenCounts = lead ?? { input_tokens: 0, output_tokens: 0, total_tokens: 0 };
     for (const [taskId, u] of Object.entries(split ?? {})) if (!this.#folded.has(taskId)) sum = addUsage(sum, u);
     if (summarization) sum = addUsage(sum, summarization);
-    return { ...sum, ...(split ? { subagents: split } : {}), ...(summarization ? { summarization } : {}) };
+    const byModel = this.byModel(lead, split ?? {}, subagents);
+    return { ...sum, ...(split ? { subagents: split } : {}), ...(summarization ? { summarization } : {}), ...(byModel ? { by_model: byModel } : {}) };
+  }
+
+  /** The run's tokens by the model that spent them (see the header); undefined without the lead's name. */
+  private byModel(lead: TokenCounts | undefined, split: Record<string, TokenCounts>, subagents?: SubagentRunTracker): Record<string, TokenCounts> | undefined {
+    if (!this.leadModel) return undefined;
+    const out = new Map<string, TokenCounts>();
+    const add = (model: string, u: Partial<TokenCounts>) => out.set(model, addUsage(out.get(model), u));
+    // The lead's messages hold the folded tasks' tokens too: those are the subagents' models'.
+    let own = lead;
+    for (const [taskId, u] of Object.entries(split)) if (own && this.#folded.has(taskId)) own = subtractUsage(own, u);
+    if (own) add(this.leadModel, own);
+    for (const [taskId, u] of Object.entries(split)) add(subagents?.modelOf(taskId) ?? this.leadModel, u);
+    for (const [model, u] of this.#summaryByModel) add(model, u);
+    return Object.fromEntries(out);
   }
 }
 
-/** The run's usage with its estimated cost (null when the model's price is unknown). */
-export function withCost<T extends TokenCounts>(usage: T, model: PricedModel): T & { cost: CostView | null } {
-  return { ...usage, cost: estimateCost(usage, model) };
+/** Prices by configured model name: the run's models (runs/gateway.ts RunContext.prices). */
+export type PriceList = Readonly<Record<string, PricedModel>>;
+
+/**
+ * The run's usage with its estimated cost: each `by_model` entry at its own model's price, and the
+ * run's cost their sum (null when one is unknown). Without a split, all at `model`'s price.
+ */
+export function withCost<T extends TokenCounts & { by_model?: Record<string, UsageView> }>(usage: T, model: PricedModel & { name?: string }, prices: PriceList = {}): T & { cost: CostView | null } {
+  if (!usage.by_model) return { ...usage, cost: estimateCost(usage, model) };
+  const byModel = Object.fromEntries(
+    Object.entries(usage.by_model).map(([name, u]) => {
+      const priced = prices[name] ?? (name === model.name ? model : undefined);
+      return [name, { ...u, cost: priced ? estimateCost(u, priced) : null }];
+    }),
+  );
+  return { ...usage, by_model: byModel, cost: sumCosts(Object.values(byModel).map((u) => u.cost)) };
 }
 
 /** A stored run's usage, read defensively (the column holds what an older version wrote too). */
@@ -133,7 +181,8 @@ function storedUsage(raw: Record<string, unknown> | null): UsageView | undefined
   const u = addUsage(undefined, raw);
   const cost = raw.cost as CostView | null | undefined;
   const known = cost && typeof cost === "object" && typeof cost.amount === "number" && Number.isFinite(cost.amount);
-  return { ...u, cost: known ? { amount: cost.amount, currency: "USD" } : null };
+  // Before per-model prices every cost was in USD.
+  return { ...u, cost: known ? { amount: cost.amount, currency: typeof cost.currency === "string" && cost.currency ? cost.currency : "USD" } : null };
 }
 
 /** `{usage}` for a thread's view (threads/state, deerflow state); nothing before any run reported usage. */
@@ -148,8 +197,7 @@ export function withThreadUsage(runs: ReadonlyArray<{ run_id: string; usage: Rec
  */
 export function threadUsage(runs: ReadonlyArray<{ run_id: string; usage: Record<string, unknown> | null }>): ThreadUsageView | undefined {
   let total: TokenCounts | undefined;
-  let amount = 0;
-  let costKnown = true;
+  const costs: Array<CostView | null> = [];
   let n = 0;
   let last: ThreadUsageView["last_run"];
   for (const r of runs) {
@@ -158,12 +206,11 @@ export function threadUsage(runs: ReadonlyArray<{ run_id: string; usage: Record<
     n++;
     last ??= { run_id: r.run_id, usage: u };
     total = addUsage(total, u);
-    if (u.cost) amount += u.cost.amount;
-    else costKnown = false;
+    costs.push(u.cost ?? null);
   }
   if (!total) return undefined;
   return {
-    total: { ...total, cost: costKnown ? { amount: Math.round(amount * 1e9) / 1e9, currency: "USD" } : null },
+    total: { ...total, cost: sumCosts(costs) },
     runs: n,
     ...(last ? { last_run: last } : {}),
   };

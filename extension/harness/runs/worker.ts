@@ -117,7 +117,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       // Memory (issue 15): injection, extraction after the turn, and DeerFlow's memory_flush_hook —
       // what a compaction is about to summarize is queued for extraction first (lead only).
       ...(memory ? { memory, beforeSummarize: (messages: BaseMessage[]) => Promise.resolve(memory.flush(messages)) } : {}),
-      ...(ctx.maxTokensPerRun ? { maxTokensPerRun: ctx.maxTokensPerRun } : {}),
+      chainSettings: ctx.chain,
       turns: ctx.turns,
       ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.keyFor) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
@@ -200,7 +200,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     }
 
     // Record the final status; if a cancel got there first, the store's status wins.
-    const usage = result.usage ? { ...withCost(result.usage, ctx.model) } : null;
+    const usage = result.usage ? { ...withCost(result.usage, ctx.model, ctx.prices) } : null;
     const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: result.status, error: result.error ?? null, usage, extra: result.status === "success" ? extra : {}, receipt });
     if (!ended || ended.status === result.status) return result;
     return { status: ended.status, ...(ended.error ? { error: ended.error } : {}) };

@@ -13,6 +13,7 @@
  * remote sandbox) sets `files`; the tools then use it instead of the host implementation.
  */
 import type { SandboxFiles } from "./files.js";
+import type { ProtectedChange } from "./trust/protectedPaths.js";
 
 export interface ExecOptions {
   /** Wall-clock limit; on expiry the whole process tree is killed and `timedOut` is set. */
@@ -32,6 +33,12 @@ export interface ExecResult {
   readonly timedOut: boolean;
   /** The timeout that applied, for the notice ("after 1.5 seconds"). */
   readonly timeoutMs: number;
+  /**
+   * Protected paths the command created or changed that the sandbox could not keep it from
+   * (a dev container: devcontainer/protectedWatch.ts). Present only when there are some; the run
+   * must not take another step (the bash tool flags its result, SandboxAudit ends the run).
+   */
+  readonly protectedChanges?: readonly ProtectedChange[];
 }
 
 /**

@@ -23,7 +23,7 @@ export async function compactThreadRpc(
   const config = session.config;
   const model = compactionModel(config, ws.manager, p.threadId, p.model ? { model: p.model } : {});
   // Memory on: what the summary covers is queued for extraction first (DeerFlow's memory_flush_hook).
-  const beforeSummarize = memory.beforeSummarize(p.threadId, { name: model.name });
+  const beforeSummarize = memory.beforeSummarize(p.threadId, ws.folder, { name: model.name });
   const result = await compactThread(
     { workspaceFolder: ws.folder, threads: ws.store.threads, manager: ws.manager, checkpointer: ws.store.checkpointer, config },
     // The run model and a configured summary model each get the key held for their own api_key_env.

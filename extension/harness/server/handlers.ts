@@ -117,6 +117,7 @@ export function handlers(s: HarnessServices): Handlers {
     "memory/get": () => s.memory.get(),
     "memory/set": (p) => s.memory.set(p),
     "memory/clear": () => s.memory.clear(),
+    "memory/promote": (p) => s.memory.promote(p),
   };
 }
 

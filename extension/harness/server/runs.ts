@@ -104,7 +104,7 @@ export class Runs {
   private launch(ws: OpenWorkspace, p: Omit<LaunchRequest, "apiKey" | "heldKey" | "createThread" | "context" | "baseURL">): RequestResult<"runs/start"> {
     if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
     const config = this.session.config;
-    const memory = this.memory?.wiring();
+    const memory = this.memory?.wiring(ws.folder);
     const launched = launchRun(
       {
         workspaceFolder: ws.folder,

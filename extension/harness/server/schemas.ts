@@ -7,6 +7,8 @@ import { isAbsolute } from "node:path";
 import { z } from "zod";
 import type { HostRequest, RequestParams } from "../../protocol/rpc.js";
 import { THREAD_ID_PATTERN } from "../threads/threadDirs.js";
+import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
+import { SECTION_NAMES } from "../memory/scope.js";
 
 const absolutePath = z.string().min(1).refine(isAbsolute, { message: "must be an absolute path" });
 const workspaceFolder = absolutePath;
@@ -14,6 +16,8 @@ const virtualPath = z.string().startsWith("/mnt/user-data/", { message: "a virtu
 const threadId = z.string().regex(THREAD_ID_PATTERN, { message: "use 1-64 characters from A-Z, a-z, 0-9, '_' and '-'" });
 
 const mode = z.enum(["auto", "ask", "deny"]);
+/** A tool call a decision names: the same limits as the panel's (protocol/approvalLimits.ts). */
+const toolCallId = z.string().min(1).max(DECISION_LIMITS.maxIdChars);
 
 const ModelSettingZ = z.object({
   name: z.string().min(1),
@@ -67,33 +71,36 @@ export const paramsSchemas: Schemas = {
   "threads/delete": z.object({ workspaceFolder, threadId }),
   "threads/state": z.object({ workspaceFolder, threadId }),
   "threads/compact": z.object({ workspaceFolder, threadId, model: z.string().min(1).optional() }),
-  "runs/start": z.object({
-    workspaceFolder,
-    threadId,
-    prompt: z.string().refine((p) => p.trim() !== "", { message: "a run needs a non-empty prompt" }),
-    files: z.array(absolutePath).max(100).optional(),
-    model: z.string().min(1).optional(),
-    planMode: z.boolean().optional(),
-    idempotencyKey: z.string().min(1).max(200).optional(),
-    multitask: z.enum(["reject", "interrupt"]).optional(),
-  }),
+  "runs/start": z
+    .object({
+      workspaceFolder,
+      threadId,
+      prompt: z.string(),
+      files: z.array(absolutePath).max(100).optional(),
+      model: z.string().min(1).optional(),
+      planMode: z.boolean().optional(),
+      idempotencyKey: z.string().min(1).max(200).optional(),
+      multitask: z.enum(["reject", "interrupt"]).optional(),
+    })
+    // Files alone are a message (DeerFlow's upload-only turn).
+    .refine((p) => p.prompt.trim() !== "" || (p.files ?? []).length > 0, { message: "a run needs a non-empty prompt or files", path: ["prompt"] }),
   "runs/decide": z.object({
     workspaceFolder,
     threadId,
     decisions: z
       .array(
         z.object({
-          tool_call_id: z.string().min(1).max(200),
+          tool_call_id: toolCallId,
           decision: z.enum(["approve", "reject"]),
-          reason: z.string().max(2000).optional(),
+          reason: z.string().max(DECISION_LIMITS.maxReasonChars).optional(),
           always_allow: z.boolean().optional(),
         }),
       )
       .min(1)
-      .max(100),
+      .max(DECISION_LIMITS.maxPending),
     model: z.string().min(1).optional(),
   }),
-  "approvals/proposed": z.object({ workspaceFolder, threadId, toolCallId: z.string().min(1).max(200) }),
+  "approvals/proposed": z.object({ workspaceFolder, threadId, toolCallId }),
   "runs/cancel": z.object({ workspaceFolder, runId: z.string().min(1) }),
   "runs/list": z.object({ workspaceFolder, threadId }),
   "changes/list": z.object({ workspaceFolder, runId: z.string().min(1) }),
@@ -120,4 +127,8 @@ export const paramsSchemas: Schemas = {
   // The document itself is validated by the memory module (memory_invalid with the field at fault).
   "memory/set": z.object({ memory: z.unknown() }).strict(),
   "memory/clear": z.object({}).strict(),
+  "memory/promote": z.union([
+    z.object({ factId: z.string().min(1).max(200) }).strict(),
+    z.object({ workspace: absolutePath, section: z.enum(SECTION_NAMES) }).strict(),
+  ]),
 };

@@ -27,20 +27,30 @@ export const UploadedFileZ = z.object({
   extension: z.string(),
 });
 
+const ToolClassZ = z.enum(["read", "write", "protected", "shell", "mcp", "other"]);
+const SandboxKindZ = z.enum(["local", "devcontainer"]);
+/** An "Always allow" rule (approvals/alwaysAllow.ts). */
+export const AlwaysAllowRuleZ = z.object({ tool: z.string(), class: ToolClassZ, sandbox: SandboxKindZ, prefix: z.string().optional() });
 export const PendingApprovalsZ = z
   .array(
     z.object({
       tool_call_id: z.string(),
       name: z.string(),
       args: z.record(z.string(), z.unknown()),
-      class: z.enum(["read", "write", "protected", "shell", "mcp", "other"]),
+      class: ToolClassZ,
       reason: z.string(),
+      message_id: z.string().optional(),
+      index: z.number().optional(),
+      fingerprint: z.string().optional(),
+      sandbox: SandboxKindZ.optional(),
+      always_allow: z.object({ rule: AlwaysAllowRuleZ, label: z.string() }).optional(),
       mcp: z.object({ server: z.string(), tool: z.string(), source: z.enum(["user", "workspace"]), annotations: z.record(z.string(), z.boolean()).optional() }).optional(),
     }),
   )
   .nullable()
   .optional();
-export const AlwaysAllowZ = z.array(z.string()).nullable().optional();
+/** Rules; a thread from before issue 21 may still hold tool names, which are read as no rule. */
+export const AlwaysAllowZ = z.array(z.union([AlwaysAllowRuleZ, z.string()])).nullable().optional();
 /** What `summary_text` covers (middlewares/summarizationPlan.ts SummaryUpto). */
 export const SummaryUptoZ = z.object({ message_id: z.string(), message_count: z.number(), kept_ids: z.array(z.string()) }).nullable().optional();
 
@@ -73,7 +83,7 @@ export const threadStateFields = {
    * decision clears it.
    */
   pending_approvals: PendingApprovalsZ,
-  /** Tools the user chose "Always allow" for in this thread (their calls no longer ask; deny still wins). */
+  /** The thread's "Always allow" rules (approvals/alwaysAllow.ts): calls they cover no longer ask; deny still wins. */
   approval_always_allow: AlwaysAllowZ,
   /**
    * Non-destructive summarization (issue 15, middlewares/summarization.ts): the summary of the

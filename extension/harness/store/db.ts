@@ -129,6 +129,8 @@ export function workspaceDbPath(dataDirectory: string, workspaceFolder: string):
 
 export interface WorkspaceStore {
   readonly db: Db;
+  /** The data directory it lives in (the user's: their memory database is there too, memory/queue.ts). */
+  readonly dataDir: string;
   /** realpath of the workspace folder */
   readonly workspaceFolder: string;
   readonly file: string;
@@ -156,6 +158,7 @@ export function openWorkspaceStore(opts: { dataDir: string; workspaceFolder: str
   const blobs = createBlobStore(db);
   return {
     db,
+    dataDir: opts.dataDir,
     workspaceFolder: folder,
     file,
     threads: createThreadStore(db, { workspaceFolder: folder }),

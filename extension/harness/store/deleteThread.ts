@@ -1,7 +1,15 @@
 /**
  * Deleting a thread, the one way every entry point does it (`deerflow delete`, the panel's
- * `threads/delete`): afterwards no table holds the thread id, and its `.deerflow/threads/<id>`
- * folder is gone.
+ * `threads/delete`): afterwards no table of either database holds the thread id — the
+ * workspace's and the user's memory database (`<dataDir>/memory/memory.db`: its queued
+ * extractions and its watermark, memory/queue.ts) — and its `.deerflow/threads/<id>` folder is
+ * gone. test/integration/deleteThread.test.ts checks every table of both files, listed from
+ * sqlite_master, so a table added later cannot be forgotten here.
+ *
+ * 0. The memory rows first: if that database cannot be written, nothing is deleted yet and the
+ *    delete can simply be tried again. (The facts memory.json learnt from the thread stay: they
+ *    are the user's memory, not the thread's, as in DeerFlow; Open Memory shows and forgets them.)
+ *    They are removed again after the transaction below, for a run that ended in between.
  *
  * 1. One IMMEDIATE transaction removes the thread row, its runs, its journal events, its
  *    checkpoints with their message log, values and writes (the checkpointer's own delete
@@ -11,7 +19,8 @@
  *    thread has not ended: that run's worker would write checkpoints and events again. The check
  *    and the deletes share the write lock, so no run can be admitted in between (and a run
  *    admitted after it fails: runs reference threads).
- * 2. Then the folder, never through a link: see removeThreadFolder.
+ * 2. Then the thread's memory rows once more (see 0), and the folder, never through a link: see
+ *    removeThreadFolder.
  *
  * Blobs are content-addressed and shared: two threads that view the same bytes share one row.
  * Thread state keeps only `{mime_type, size, sha256}` per viewed image (blobs.ts), in the
@@ -34,6 +43,7 @@ import { isOwnerGone } from "../runs/owner.js";
 import { THREAD_DATA_DIR_NAME } from "../sandbox/paths.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { prepareCheckpointStatements } from "./checkpointSql.js";
+import { deleteThreadMemory } from "../memory/queue.js";
 import type { WorkspaceStore } from "./db.js";
 import type { Db } from "./sqlite/types.js";
 
@@ -102,30 +112,40 @@ function statements(db: Db) {
 export async function deleteThread(store: WorkspaceStore, threadId: string): Promise<DeletedThread> {
   validateThreadId(threadId);
   const { db, workspaceFolder } = store;
+  // Refused (not found, busy) before anything changes, the memory rows included.
+  checkDeletable(statements(db), workspaceFolder, threadId);
+  deleteThreadMemory(store.dataDir, threadId);
   // Gone from the file's bytes too: every connection runs with secure_delete on (db.ts).
   const blobsRemoved = deleteRows(db, workspaceFolder, threadId);
+  deleteThreadMemory(store.dataDir, threadId);
   // The saver's in-memory cache of this thread needs no eviction: the thread's epoch row is gone,
   // so its next read or write sees a new epoch and starts cold (checkpointer.ts, epochMatches).
   const folder = await removeThreadFolder(workspaceFolder, threadId);
   return { threadId, blobsRemoved, folder };
 }
 
-/** The database part, one IMMEDIATE transaction; returns how many blobs it removed. */
+/** `thread_not_found` / `thread_busy` (see deleteThread), or nothing. */
+function checkDeletable(sql: ReturnType<typeof statements>, workspaceFolder: string, threadId: string): void {
+  if (!sql.thread.get(threadId, workspaceFolder)) {
+    throw new HarnessError("thread_not_found", `Thread ${threadId} does not exist in ${workspaceFolder}.`);
+  }
+  const busy = sql.unended.all(threadId).find(mayStillWrite);
+  if (busy) {
+    const doing = busy.status === "pending" || busy.status === "running" ? `is ${busy.status}` : "is stopping";
+    throw new HarnessError(
+      "thread_busy",
+      `Thread ${threadId} is busy: run ${busy.run_id} ${doing}. Cancel it or wait for it to end, then delete the thread.`,
+    );
+  }
+}
+
+/** The workspace database part, one IMMEDIATE transaction; returns how many blobs it removed. */
 function deleteRows(db: Db, workspaceFolder: string, threadId: string): number {
   const sql = statements(db);
   const checkpointDeletes = prepareCheckpointStatements(db).deleteThread;
   return db.transaction("immediate", () => {
-    if (!sql.thread.get(threadId, workspaceFolder)) {
-      throw new HarnessError("thread_not_found", `Thread ${threadId} does not exist in ${workspaceFolder}.`);
-    }
-    const busy = sql.unended.all(threadId).find(mayStillWrite);
-    if (busy) {
-      const doing = busy.status === "pending" || busy.status === "running" ? `is ${busy.status}` : "is stopping";
-      throw new HarnessError(
-        "thread_busy",
-        `Thread ${threadId} is busy: run ${busy.run_id} ${doing}. Cancel it or wait for it to end, then delete the thread.`,
-      );
-    }
+    // Again inside the write lock: a run may have been admitted since the first check.
+    checkDeletable(sql, workspaceFolder, threadId);
     // Before the checkpoint rows go: they are how the thread's blobs are found.
     const candidates = [
       ...new Set([...sql.threadBlobs.all(threadId, threadId), ...sql.changeBlobs.all(threadId)].map((r) => r.sha256)),

@@ -5,18 +5,33 @@
  * decides, but a subagent has no checkpoint to pause in and runs inside the lead's tool call, so
  * it cannot wait for a decision. Its asking call is refused instead, with a result the subagent
  * can report ("needs approval; not run inside a subagent"), and the lead can then make that call
- * itself, where the user is asked. The thread's "Always allow" list still counts as a yes.
+ * itself, where the user is asked. The thread's "Always allow" rules still count as a yes; a
+ * grant never does (it names one call of the lead's). As in the lead: denied tools are not
+ * offered, and a call with no name or to an unknown tool gets DeerFlow's error result.
  * DeerFlow's subagents go through the same GuardrailMiddleware as the lead, which never asks.
  */
 import { createMiddleware } from "langchain";
 import { deniedResult, refusal, verdictFor, type ApprovalOptions } from "../middlewares/approval.js";
+import { readRules } from "../approvals/alwaysAllow.js";
+import { malformedCallResult, permittedTools, type ToolNames } from "../approvals/toolNames.js";
 
-export function subagentApprovalMiddleware(o: ApprovalOptions, alwaysAllowed: readonly string[]) {
+/** `alwaysAllowed`: the lead thread's `approval_always_allow` channel as it stands (legacy names are read as no rule). */
+export function subagentApprovalMiddleware(o: ApprovalOptions, alwaysAllowed: unknown) {
+  const rules = readRules(alwaysAllowed);
+  let names: ToolNames | undefined;
   return createMiddleware({
     name: "SubagentApprovalMiddleware",
+    wrapModelCall: (request, handler) => {
+      const permitted = permittedTools(request.tools ?? [], o.policy);
+      names = permitted.names;
+      return handler(permitted.offered.length === (request.tools ?? []).length ? request : { ...request, tools: permitted.offered });
+    },
     wrapToolCall: (request, handler) => {
       const call = request.toolCall;
-      const v = verdictFor(call, { granted: [], always: alwaysAllowed }, o);
+      const known = request.tool !== undefined || (names?.registered.has(call.name) ?? false);
+      const bad = malformedCallResult(call, known, names);
+      if (bad) return bad;
+      const v = verdictFor(call, { rules }, o);
       if (v.mode === "deny") return deniedResult(call, v);
       if (v.mode === "ask") {
         return refusal(

@@ -30,6 +30,7 @@ import type { ApprovalOptions } from "../middlewares/approval.js";
 import { subagentApprovalMiddleware } from "./approval.js";
 import { deferredToolFilterMiddleware } from "../middlewares/deferredToolFilter.js";
 import { subagentBudgetMiddleware, type BudgetState } from "./budget.js";
+import type { ChainSettings } from "../config/sections.js";
 
 export interface SubagentChainContext {
   dirs: ThreadDirs;
@@ -37,36 +38,39 @@ export interface SubagentChainContext {
   supportsVision: boolean;
   /** The lead run's policy and classification context. */
   approval: ApprovalOptions;
-  /** The thread's "Always allow" tools (the lead's `approval_always_allow`). */
-  alwaysAllowed: readonly string[];
+  /** The thread's "Always allow" rules: the lead's `approval_always_allow` channel as it stands. */
+  alwaysAllowed: unknown;
   maxTurns: number;
   tokenBudget: number;
   /** Filled by the budget middleware when a cap ends the run. */
   budget: BudgetState;
   /** The subagent's own deferred MCP tools (issue 23, mcp/deferred.ts), hidden until its tool_search promotes them. */
   deferred?: { names: ReadonlySet<string>; hash: string };
+  /** The lead run's DeerFlow middleware sections (tool_output, read_before_write, loop_detection, safety_finish_reason); absent → defaults. */
+  settings?: ChainSettings;
 }
 
 export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[] {
+  const s = ctx.settings;
   const chain: Array<AgentMiddleware | false> = [
     inputSanitizationMiddleware(), // [1]
-    toolOutputBudgetMiddleware(ctx.dirs), // [2]
+    s?.toolOutput !== false && toolOutputBudgetMiddleware(ctx.dirs, s?.toolOutput), // [2]
     toolResultSanitizationMiddleware(), // [3]
     threadDataMiddleware(ctx.dirs), // [4]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(), // [8]
     subagentApprovalMiddleware(ctx.approval, ctx.alwaysAllowed), // [9]
     sandboxAuditMiddleware(), // [10]
-    readBeforeWriteMiddleware(ctx.dirs, ctx.approval.protectedWritesAllowed), // [11]
+    (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, ctx.approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(), // [14]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
     ctx.deferred !== undefined && deferredToolFilterMiddleware(ctx.deferred), // [25]
     systemMessageCoalescingMiddleware(), // [26]
-    loopDetectionMiddleware(), // [28]
+    s?.loopDetection !== false && loopDetectionMiddleware(s?.loopDetection), // [28]
     subagentBudgetMiddleware({ maxTurns: ctx.maxTurns, tokenBudget: ctx.tokenBudget }, ctx.budget), // [29] TokenBudget + DeerFlow's max_turns
     modelLengthFinishReasonMiddleware(), // [33]
-    safetyFinishReasonMiddleware(), // [34]
+    (s?.safetyFinishReason ?? true) && safetyFinishReasonMiddleware(), // [34]
   ];
   return chain.filter((m): m is AgentMiddleware => Boolean(m));
 }

@@ -2,9 +2,16 @@
  * Subagent settings (DeerFlow `config/subagents_config.py`, reference §9.4), the two built-in
  * types (`subagents/builtins/`) and the custom types of the config file's
  * `subagents.custom_agents` (DeerFlow's key): each with its system prompt, its tools (picked from
- * the lead's, never `task`), its model (a configured model's name; the lead's when absent), its
- * turn cap, wall clock and token budget. This module owns what a type is and which types a run
- * has; the `task` tool (tools/task.ts) and the lead's prompt (./prompt.ts) ask it.
+ * the lead's, never `task`), its model (a configured model's name, or DeerFlow's `inherit`: the
+ * lead's), its turn cap, wall clock and token budget. This module owns what a type is and which
+ * types a run has; the `task` tool (tools/task.ts) and the lead's prompt (./prompt.ts) ask it.
+ *
+ * DeerFlow's keys, with DeerFlow's meaning (`subagents_config.py`, `registry.py`): the global
+ * `timeout_seconds` and `max_turns` apply to the built-in types; a custom type has its own
+ * (defaults 900 s and 50 turns); `agents.<name>` overrides any type's `timeout_seconds`,
+ * `max_turns`, `model` and `token_budget`. `token_budget` is DeerFlow's object (`enabled`,
+ * `max_tokens`) or the project's number (0 = none). The project's own keys: `enabled` (the `task`
+ * tool without `--subagents`) and `max_concurrent` (DeerFlow's runtime `max_concurrent_subagents`).
  *
  * Not ported: DeerFlow's per-type `skills` (no skills here yet).
  */
@@ -17,11 +24,28 @@ export const MAX_CONCURRENT = 4;
 export const MIN_TOTAL = 1;
 export const MAX_TOTAL = 50;
 
+/** A subagent token budget: the project's number (0 = none), or DeerFlow's `{enabled, max_tokens}` (config/deerflowKeys.ts drops its thresholds). */
+const BudgetZ = z.union([
+  z.number().int().min(0),
+  z.strictObject({ enabled: z.boolean().default(true), max_tokens: z.number().int().min(1).default(2_000_000) }),
+]);
+
+/** The tokens a budget allows; 0 = none. */
+function budgetTokens(b: z.infer<typeof BudgetZ> | undefined): number | undefined {
+  if (b === undefined || typeof b === "number") return b;
+  return b.enabled ? b.max_tokens : 0;
+}
+
+/** DeerFlow's model value for "the lead agent's model". */
+export const INHERIT = "inherit";
+
 const PerTypeZ = z
   .object({
     max_turns: z.number().int().min(1).optional(),
     timeout_seconds: z.number().positive().optional(),
-    token_budget: z.number().int().min(0).optional(),
+    token_budget: BudgetZ.optional(),
+    /** A configured model's name, or `inherit` (DeerFlow: the per-agent model override). */
+    model: z.string().min(1).optional(),
   })
   .strict();
 
@@ -43,12 +67,15 @@ const CustomAgentZ = z
       .refine((t) => !t?.some((n) => (SUBAGENT_DISALLOWED_TOOLS as readonly string[]).includes(n)), {
         message: `a subagent cannot have ${SUBAGENT_DISALLOWED_TOOLS.join(", ")}`,
       }),
-    /** A configured model's name (`models[].name`); absent = the lead's model. */
-    model: z.string().min(1).optional(),
-    /** Model calls before it stops with `turn_capped` (general-purpose's 150 when absent). */
-    max_turns: z.number().int().min(1).optional(),
-    timeout_seconds: z.number().positive().optional(),
-    token_budget: z.number().int().min(0).optional(),
+    /** DeerFlow `disallowed_tools`: names it never gets; task, ask_clarification and present_files always. */
+    disallowed_tools: z.array(z.string().min(1)).optional(),
+    /** A configured model's name (`models[].name`), or `inherit` (DeerFlow's default): the lead's model. */
+    model: z.string().min(1).default(INHERIT),
+    /** Model calls before it stops with `turn_capped` (DeerFlow's custom default, 50). */
+    max_turns: z.number().int().min(1).default(50),
+    /** DeerFlow's custom default, 900 s (the global `timeout_seconds` is the built-ins'). */
+    timeout_seconds: z.number().positive().default(900),
+    token_budget: BudgetZ.optional(),
   })
   .strict();
 export type CustomAgentConfig = z.infer<typeof CustomAgentZ>;
@@ -62,10 +89,12 @@ export const SubagentsConfigZ = z
     max_concurrent: z.number().int().default(3),
     /** `task` calls per run (DeerFlow `max_total_subagents_per_run`, default 6). */
     max_total_per_run: z.number().int().default(6),
-    /** Wall clock per subagent (DeerFlow `subagents.timeout_seconds`, default 1800). */
+    /** Wall clock per built-in subagent (DeerFlow `subagents.timeout_seconds`, default 1800). */
     timeout_seconds: z.number().positive().default(1800),
+    /** DeerFlow's global max-turn override for the built-in types (absent: general-purpose 150, bash 60). */
+    max_turns: z.number().int().min(1).optional(),
     /** Total tokens per subagent before its hard stop (DeerFlow `subagents.token_budget`, 2M without summarization); 0 = none. */
-    token_budget: z.number().int().min(0).default(2_000_000),
+    token_budget: BudgetZ.default(2_000_000),
     /** Per-type overrides (DeerFlow `subagents.agents.<name>`). */
     agents: z.record(z.string(), PerTypeZ).default({}),
     /** Custom types by name (DeerFlow `subagents.custom_agents`). */
@@ -93,13 +122,16 @@ export interface SubagentSettings {
   maxConcurrent: number;
   maxTotalPerRun: number;
   timeoutSeconds: number;
+  /** DeerFlow's global `max_turns` for the built-in types. */
+  maxTurns?: number;
   tokenBudget: number;
-  agents: SubagentsConfig["agents"];
+  agents: Record<string, { max_turns?: number; timeout_seconds?: number; token_budget?: number }>;
   /** The config's custom types, in the order the file lists them. */
   custom: readonly SubagentType[];
   /**
-   * A custom type's own model, resolved when the run starts (plain data: names and where its key
-   * comes from, never a key), or the reason it cannot be used; absent for types on the lead's model.
+   * A type's own model (a custom type's `model`, or `agents.<name>.model`), resolved when the run
+   * starts (plain data: names and where its key comes from, never a key), or the reason it cannot
+   * be used; absent for types on the lead's model (`inherit`).
    */
   models: Readonly<Record<string, { resolved: ResolvedModel } | { error: string }>>;
 }
@@ -112,21 +144,32 @@ export interface SubagentSettings {
 export function subagentSettings(c: SubagentsConfig = SUBAGENTS_DEFAULTS, resolve?: (name: string) => ResolvedModel): SubagentSettings {
   const custom = Object.entries(c.custom_agents).map(([name, a]) => customType(name, a));
   const models: Record<string, { resolved: ResolvedModel } | { error: string }> = {};
-  for (const [name, a] of Object.entries(c.custom_agents)) {
-    if (!a.model) continue;
+  // DeerFlow's order: the per-agent override, then the custom type's own `model`; `inherit` = the lead's.
+  const wanted = new Map<string, string>();
+  for (const [name, a] of Object.entries(c.custom_agents)) wanted.set(name, a.model);
+  for (const [name, o] of Object.entries(c.agents)) if (o.model) wanted.set(name, o.model);
+  for (const [name, model] of wanted) {
+    if (model === INHERIT) continue;
     try {
-      if (!resolve) throw new Error(`Model "${a.model}" cannot be resolved here.`);
-      models[name] = { resolved: resolve(a.model) };
+      if (!resolve) throw new Error(`Model "${model}" cannot be resolved here.`);
+      models[name] = { resolved: resolve(model) };
     } catch (err) {
       models[name] = { error: `Subagent type '${name}' uses a model that is not available: ${(err as Error).message}` };
     }
   }
+  const agents = Object.fromEntries(
+    Object.entries(c.agents).map(([name, o]) => {
+      const tokens = budgetTokens(o.token_budget);
+      return [name, { ...(o.max_turns !== undefined ? { max_turns: o.max_turns } : {}), ...(o.timeout_seconds !== undefined ? { timeout_seconds: o.timeout_seconds } : {}), ...(tokens !== undefined ? { token_budget: tokens } : {}) }];
+    }),
+  );
   return {
     maxConcurrent: Math.min(MAX_CONCURRENT, Math.max(MIN_CONCURRENT, c.max_concurrent)),
     maxTotalPerRun: Math.min(MAX_TOTAL, Math.max(MIN_TOTAL, c.max_total_per_run)),
     timeoutSeconds: c.timeout_seconds,
-    tokenBudget: c.token_budget,
-    agents: c.agents,
+    ...(c.max_turns !== undefined ? { maxTurns: c.max_turns } : {}),
+    tokenBudget: budgetTokens(c.token_budget) ?? 2_000_000,
+    agents,
     custom,
     models,
   };
@@ -140,10 +183,12 @@ export interface SubagentType {
   tools?: readonly string[];
   disallowed: readonly string[];
   maxTurns: number;
+  /** A custom type: its limits are its own, never the global built-in ones (DeerFlow's registry). */
+  custom?: boolean;
   /** A custom type's own wall clock and token budget (else the global ones). */
   timeoutSeconds?: number;
   tokenBudget?: number;
-  /** A custom type's model name (settings.models holds it resolved). */
+  /** A custom type's model name, or `inherit` (settings.models holds it resolved). */
   model?: string;
 }
 
@@ -202,11 +247,12 @@ function customType(name: string, a: CustomAgentConfig): SubagentType {
     description: a.description ?? `A custom subagent (${name}).`,
     systemPrompt: `${a.system_prompt}\n\n${WORKING_DIRECTORY}`,
     ...(a.tools ? { tools: a.tools } : {}),
-    disallowed: SUBAGENT_DISALLOWED_TOOLS,
-    maxTurns: a.max_turns ?? GENERAL_PURPOSE.maxTurns,
-    ...(a.timeout_seconds !== undefined ? { timeoutSeconds: a.timeout_seconds } : {}),
-    ...(a.token_budget !== undefined ? { tokenBudget: a.token_budget } : {}),
-    ...(a.model ? { model: a.model } : {}),
+    disallowed: [...new Set([...SUBAGENT_DISALLOWED_TOOLS, ...(a.disallowed_tools ?? [])])],
+    maxTurns: a.max_turns,
+    custom: true,
+    timeoutSeconds: a.timeout_seconds,
+    ...(budgetTokens(a.token_budget) !== undefined ? { tokenBudget: budgetTokens(a.token_budget)! } : {}),
+    model: a.model,
   };
 }
 
@@ -220,14 +266,16 @@ export function subagentType(name: string, s?: Pick<SubagentSettings, "custom">)
 }
 
 /**
- * The limits one subagent of this type runs under: the per-type overrides (`subagents.agents`),
- * then the type's own (a custom type's config), then the global settings.
+ * The limits one subagent of this type runs under (DeerFlow's registry): the per-type overrides
+ * (`subagents.agents`), then for a built-in type the global `max_turns` / `timeout_seconds`, for a
+ * custom type its own; the token budget: the override, the type's own, the global one.
  */
 export function limitsFor(type: SubagentType, s: SubagentSettings): { maxTurns: number; timeoutMs: number; tokenBudget: number } {
   const o = s.agents[type.name] ?? {};
+  const global = type.custom ? {} : { maxTurns: s.maxTurns, timeoutSeconds: s.timeoutSeconds };
   return {
-    maxTurns: o.max_turns ?? type.maxTurns,
-    timeoutMs: (o.timeout_seconds ?? type.timeoutSeconds ?? s.timeoutSeconds) * 1000,
+    maxTurns: o.max_turns ?? global.maxTurns ?? type.maxTurns,
+    timeoutMs: (o.timeout_seconds ?? global.timeoutSeconds ?? type.timeoutSeconds ?? s.timeoutSeconds) * 1000,
     tokenBudget: o.token_budget ?? type.tokenBudget ?? s.tokenBudget,
   };
 }

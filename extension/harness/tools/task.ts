@@ -25,6 +25,7 @@ import { availableSubagents, limitsFor, subagentType, type SubagentSettings, typ
 import { createChatModel, withKey, type KeyFor } from "../models/factory.js";
 import { formatSubagentResult, subagentAdditionalKwargs, type SubagentOutcome, type SubagentUsage } from "../subagents/statusContract.js";
 import { runSubagent, type SubagentRunRequest, type TaskEventWriter } from "../subagents/executor.js";
+import { viewImageTool } from "./viewImage.js";
 
 /** DeerFlow `LOCAL_BASH_SUBAGENT_DISABLED_MESSAGE`, with our ways out (as HOST_BASH_DISABLED_MESSAGE words them). */
 export const BASH_SUBAGENT_DISABLED_MESSAGE =
@@ -68,6 +69,19 @@ export interface TaskToolDeps {
   threadId: string;
 }
 
+/**
+ * The tools of one subagent: the type's picks from the lead's (or all but its disallowed ones),
+ * with `view_image` following the subagent's own model: dropped on a text-only model, added on a
+ * vision model the lead (text-only) did not get it for, when the type may have it.
+ */
+function subagentTools(deps: TaskToolDeps, type: SubagentType, vision: boolean): StructuredToolInterface[] {
+  // DeerFlow's `_filter_tools`: the whitelist (when there is one), then the deny list.
+  const allowed = (name: string) => (!type.tools || type.tools.includes(name)) && !type.disallowed.includes(name);
+  const tools = deps.parentTools.filter((t) => allowed(t.name) && (vision || t.name !== "view_image"));
+  if (vision && allowed("view_image") && !tools.some((t) => t.name === "view_image")) tools.push(viewImageTool(deps.chain.dirs, deps.chain.blobs));
+  return tools;
+}
+
 function answer(toolCallId: string, o: SubagentOutcome & { modelName?: string; usage?: SubagentUsage }, sandbox?: { sandbox_id: string }): Command {
   const { content, error } = formatSubagentResult(o);
   return new Command({
@@ -90,18 +104,19 @@ export function taskTool(deps: TaskToolDeps) {
       if (type.name === "bash" && !deps.bashAllowed) return answer(toolCallId, { status: "failed", error: BASH_SUBAGENT_DISABLED_MESSAGE });
       const own = deps.settings.models[type.name];
       if (own && "error" in own) return answer(toolCallId, { status: "failed", error: own.error });
-      // A custom type's own model, thinking off as DeerFlow runs subagents. Its key comes from its
-      // own source (its api_key_env, held by the harness server or in the environment): the lead's
-      // key is never sent to another endpoint.
+      // A type's own model (its `model`, or `agents.<type>.model`; `inherit` is the lead's), thinking
+      // off as DeerFlow runs subagents. Its key comes from its own source (its api_key_env, held by
+      // the harness server or in the environment): the lead's key is never sent to another endpoint.
       const model =
         own && own.resolved.name !== deps.modelName
           ? { model: createChatModel(own.resolved, { thinkingEnabled: false, ...withKey(deps.keyFor, own.resolved) }), modelName: own.resolved.name }
           : { model: deps.model, modelName: deps.modelName };
-
-      const tools = deps.parentTools.filter((t) => (type.tools ? type.tools.includes(t.name) : !type.disallowed.includes(t.name)));
+      // DeerFlow builds a subagent's tools for the model it runs on: view_image only for a vision model.
+      const vision = own ? own.resolved.supportsVision : deps.chain.supportsVision;
+      const tools = subagentTools(deps, type, vision);
       const deferred = assembleDeferredTools(tools, deps.toolSearch);
       const mcpSections = mcpPromptSections(tools, deferred);
-      const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: string[] | null };
+      const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: unknown };
       const writer = runtime.writer as ((chunk: unknown) => void) | undefined;
       const write: TaskEventWriter = (data) => writer?.(data);
       const result = await runSubagent({
@@ -112,7 +127,7 @@ export function taskTool(deps: TaskToolDeps) {
         model: model.model,
         modelName: model.modelName,
         tools,
-        chain: { ...deps.chain, alwaysAllowed: state.approval_always_allow ?? [], ...(deferred.hash ? { deferred: { names: deferred.names, hash: deferred.hash } } : {}) },
+        chain: { ...deps.chain, supportsVision: vision, alwaysAllowed: state.approval_always_allow ?? [], ...(deferred.hash ? { deferred: { names: deferred.names, hash: deferred.hash } } : {}) },
         limits: limitsFor(type, deps.settings),
         parentState: { sandbox: state.sandbox, thread_data: state.thread_data },
         threadId: deps.threadId,

@@ -16,6 +16,7 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("ready"), threadId: id.optional(), lastSeq: z.number().int().min(0).optional() }),
   z.object({ type: z.literal("send"), text: z.string().min(1).max(200_000) }),
   z.object({ type: z.literal("cancel") }),
+  z.object({ type: z.literal("continueRun") }),
   z.object({ type: z.literal("attachFiles") }),
   z.object({ type: z.literal("removeAttachment"), index: z.number().int().min(0) }),
   z.object({ type: z.literal("newThread") }),
@@ -29,6 +30,7 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("selectModel"), name: z.string().min(1).max(200) }),
   z.object({ type: z.literal("setPlanMode"), enabled: z.boolean() }),
   z.object({ type: z.literal("requestImage"), sha256: z.string().regex(/^[0-9a-f]{64}$/) }),
+  z.object({ type: z.literal("openMemory") }),
   ...REVIEW_MESSAGE_SCHEMAS,
 ]);
 

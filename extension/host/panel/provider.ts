@@ -110,6 +110,12 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       case "cancel":
         await this.session.cancel();
         return;
+      case "continueRun": {
+        const res = await this.session.continueRun();
+        // The session's guard shows the reason in the panel (and the bar comes back).
+        if (!res.ok) throw new Error(res.reason);
+        return;
+      }
       case "attachFiles":
         return this.session.attachFiles();
       case "removeAttachment":
@@ -137,6 +143,9 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
         return this.session.setPlanMode(msg.enabled);
       case "requestImage":
         return this.session.image(msg.sha256);
+      case "openMemory":
+        await vscode.commands.executeCommand("deerflow.openMemory");
+        return;
       case "decide":
       case "openProposedDiff":
       case "openChangeDiff":
@@ -152,8 +161,9 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       {
         modal: true,
         detail:
-          `Its messages, run history and viewed images (those no other thread uses) are removed, and so is its folder .deerflow/threads/${threadId} ` +
-          "with its uploads and outputs. A run in progress is stopped first. Other files in the workspace stay.",
+          `Its messages, run history, viewed images (those no other thread uses) and queued memory updates are removed, and so is its folder ` +
+          `.deerflow/threads/${threadId} with its uploads and outputs. A run in progress is stopped first. Other files in the workspace, ` +
+          "and what long-term memory already learnt from it (DeerFlow: Open Memory), stay.",
       },
       "Delete",
     );

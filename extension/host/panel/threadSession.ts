@@ -18,8 +18,11 @@ import type { HarnessClient } from "../harnessClient.js";
 import type { JournalEvent, ThreadStateView, ThreadSummary } from "../../protocol/rpc.js";
 import type { HostToWebview, ModelChoice, PanelStatus } from "../../protocol/webview.js";
 import type { RunTracker } from "../runTracker.js";
+import { CONTINUE_PROMPT, continueCheck } from "./continueRun.js";
+import type { ContinueCheck } from "./continueRun.js";
 import { EventFeed } from "./eventFeed.js";
 import { isInside } from "./paths.js";
+import { describeMemoryChange } from "../memoryChange.js";
 
 export interface SessionDeps {
   harness: HarnessClient;
@@ -45,6 +48,8 @@ export class ThreadSession implements vscode.Disposable {
   private readonly feed: EventFeed;
   private activeRun: PanelStatus["run"];
   private sandbox: PanelStatus["sandbox"];
+  /** The last memory change for the panel's folder (memory/changed), shown until the window reloads. */
+  private memoryLine: string | undefined;
   private attachments: string[] = [];
   private attached = false;
   private prefetched: Promise<Prefetched | undefined> | undefined;
@@ -66,6 +71,13 @@ export class ThreadSession implements vscode.Disposable {
           if (!folder || folder.uri.fsPath !== p.workspaceFolder) return;
           const state = p.status === "starting" ? "starting" : p.status === "ready" ? "ready" : "stopped";
           this.sandbox = { kind: "devcontainer", state, ...(p.detail ? { detail: p.detail } : {}) };
+          return this.pushStatus();
+        });
+      }),
+      deps.harness.onNotification("memory/changed", (p) => {
+        void this.folder(false).then((folder) => {
+          if (!folder || folder.uri.fsPath !== p.workspaceFolder) return;
+          this.memoryLine = describeMemoryChange(p, this.threadId);
           return this.pushStatus();
         });
       }),
@@ -160,10 +172,31 @@ export class ThreadSession implements vscode.Disposable {
   // ── actions (panel messages and commands) ─────────────────────────────────────────────
 
   async send(text: string): Promise<void> {
+    await this.start(text, [...this.attachments]);
+    this.attachments = [];
+    this.postAttachments();
+  }
+
+  /**
+   * Continue after a run that stopped at its turn budget (issue 20): the next run on the shown
+   * thread with the prompt "Continue", through the same runs/start as a typed message. The
+   * attachments waiting in the composer stay for the user's next message. Refused, with the
+   * reason, when the thread's state does not show a turn-capped ending (continueRun.ts).
+   */
+  async continueRun(): Promise<ContinueCheck & { runId?: string }> {
     const folder = await this.requireFolder();
-    if (!this.threadId) await this.newThread();
-    const threadId = this.threadId!;
-    const files = [...this.attachments];
+    const threadId = this.threadId;
+    if (!threadId) return { ok: false, reason: "Open a thread first." };
+    const check = continueCheck(await this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId }));
+    if (!check.ok) return check;
+    return { ok: true, runId: await this.start(CONTINUE_PROMPT, [], threadId) };
+  }
+
+  /** One run through runs/start on `threadId` (the shown thread; a new one when there is none). */
+  private async start(text: string, files: string[], threadId?: string): Promise<string> {
+    const folder = await this.requireFolder();
+    if (!threadId && !this.threadId) await this.newThread();
+    threadId ??= this.threadId!;
     const model = this.model();
     const res = await this.deps.harness.request("runs/start", {
       workspaceFolder: folder.uri.fsPath,
@@ -174,13 +207,12 @@ export class ThreadSession implements vscode.Disposable {
       planMode: this.planMode,
       idempotencyKey: randomUUID(),
     });
-    this.attachments = [];
-    this.postAttachments();
     this.deps.runs.started(res.run_id, res.thread_id);
     if (res.thread_id === this.threadId) {
       this.activeRun = { run_id: res.run_id, status: "pending" };
       await this.pushStatus();
     }
+    return res.run_id;
   }
 
   async cancel(): Promise<boolean> {
@@ -410,6 +442,7 @@ export class ThreadSession implements vscode.Disposable {
     if (this.activeRun) status.run = this.activeRun;
     if (this.sandbox) status.sandbox = this.sandbox;
     if (restriction) status.restriction = restriction;
+    if (this.memoryLine) status.memory = this.memoryLine;
     this.post({ type: "status", status });
   }
 

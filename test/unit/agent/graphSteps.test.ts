@@ -1,8 +1,8 @@
 // The lead agent's graph steps per turn (issue 20), counted from the checkpoints LangGraph writes
 // after every step: the whole lead chain (buildLeadAgent: every middleware of a default run) on
 // MemorySaver against the scripted model server. A tool turn is 4 steps (before_model,
-// model_request, after_model, tools), an answer turn 3, and a run adds before_agent and
-// after_agent; parallel calls share one tools step. With the turn budget, a run that keeps calling
+// model_request, after_model, tools), an answer turn 3, and the run's own hooks (beforeAgent,
+// afterAgent) take no step of their own; parallel calls share one tools step. With the turn budget, a run that keeps calling
 // tools ends after `maxTurns` model calls with every call answered.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -63,18 +63,21 @@ async function run(a: ReturnType<typeof leadAgent>, threadId: string, prompt: st
 
 const read = (i: number) => ({ name: "read_file", args: { description: `read ${i}`, path: `${WS}/f${i}.txt` } });
 
-test("an answer turn is 3 steps, a tool turn 4, parallel calls one tools step; a run adds before_agent and after_agent", async () => {
+test("an answer turn is 3 steps, a tool turn 4, parallel calls one tools step; the run's own hooks add none", async () => {
   const a = leadAgent("steps");
   server.setScript([{ content: "Hello." }]);
   const answer = await run(a, "steps", "hi");
-  assert.equal(answer.steps, 2 + 3);
-  // Hook points whose hooks changed nothing still take their step, but write no update.
-  assert.deepEqual(answer.nodes.flat(), [NODE.beforeAgent, NODE.beforeModel, NODE.model, NODE.afterModel, NODE.afterAgent]);
+  assert.equal(answer.steps, 3);
+  assert.deepEqual(answer.nodes.flat(), [NODE.beforeModel, NODE.model, NODE.afterModel]);
+  // The run's beforeAgent hooks ran (ThreadData wrote thread_data) and its afterAgent hooks too
+  // (TerminalResponse, LoopDetection: nothing to do on a plain answer).
+  const values = (await a.agent.graph.getState({ configurable: { thread_id: "steps" } })).values as { thread_data?: unknown };
+  assert.ok(values.thread_data, "beforeAgent ran in the first before_model step");
 
   // Three sequential tool turns, one of them with two parallel calls, then the answer.
   server.setScript([{ toolCalls: [read(0)] }, { toolCalls: [read(1), read(2)] }, { toolCalls: [read(3)] }, { content: "Read them." }]);
   const tools = await run(a, "steps", "read some files");
-  assert.equal(tools.steps, 2 + 3 * 4 + 3);
+  assert.equal(tools.steps, 3 * 4 + 3);
   const results = tools.messages.filter((m) => ToolMessage.isInstance(m));
   assert.equal(results.length, 4);
   assert.ok(results.every((m) => (m as ToolMessage).status !== "error"), results.map((m) => JSON.stringify(m.content)).join("\n"));
@@ -88,7 +91,7 @@ test("the turn budget: a model that never stops calling tools ends after maxTurn
   const first = server.requests.length;
   const out = await run(a, "capped", "never stop");
   assert.equal(server.requests.length - first, 3);
-  assert.equal(out.steps, 1 + 3 * 4 + 1 + 1, "before_agent, three tool turns, the capping before_model, after_agent");
+  assert.equal(out.steps, 3 * 4 + 1, "three tool turns, then the before_model that ends the run");
   const last = out.messages.at(-1)!;
   assert.ok(AIMessage.isInstance(last));
   assert.equal(last.additional_kwargs.stop_reason, "turn_capped");
@@ -104,7 +107,7 @@ test("the turn budget: a model that never stops calling tools ends after maxTurn
   assert.equal(next.messages.at(-1)!.content, "Now I stop.");
 });
 
-test("a run of 250 tool turns under a budget of 300 is not cut by the recursion limit", async () => {
+test("a run of 60 tool turns (240 steps, past LangGraph's old limit of 100) is not cut by the recursion limit", async () => {
   const a = leadAgent("long", 300);
   // Four tools in turn, each call different: one tool 50 times in a row is loop detection's to stop.
   const calls = [
@@ -115,10 +118,10 @@ test("a run of 250 tool turns under a budget of 300 is not cut by the recursion 
   ];
   server.setScript((req): ScriptedReply => {
     const n = toolResults(req);
-    return n < 250 ? { toolCalls: [calls[n % 4]!(n)] } : { content: "Finally." };
+    return n < 60 ? { toolCalls: [calls[n % 4]!(n)] } : { content: "Finally." };
   });
   const out = await run(a, "long", "go long");
   assert.equal(out.messages.at(-1)!.content, "Finally.");
-  assert.equal(out.steps, 2 + 250 * 4 + 3);
+  assert.equal(out.steps, 60 * 4 + 3);
   assert.ok(a.agent.recursionLimit >= out.steps, `recursion limit ${a.agent.recursionLimit} ≥ ${out.steps} steps`);
 });

@@ -7,7 +7,9 @@ import { join } from "node:path";
 import { defaultPolicy, parsePolicySpec, resolvePolicy } from "../../../extension/harness/approvals/policy.js";
 import { classifyToolCall } from "../../../extension/harness/approvals/classify.js";
 import { verdictFor, unansweredCalls } from "../../../extension/harness/middlewares/approval.js";
-import { checkDecisions, resumeInput } from "../../../extension/harness/approvals/resume.js";
+import { checkDecisions, decideAll, resumeInput } from "../../../extension/harness/approvals/resume.js";
+import { callHash, grantKey } from "../../../extension/harness/approvals/fingerprint.js";
+import { DECISION_LIMITS } from "../../../extension/protocol/approvalLimits.js";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { threadFixture } from "../middlewares/helpers.js";
 
@@ -45,15 +47,25 @@ test("classes: reads, control tools, writes, protected writes (case variants, li
   assert.equal(classifyToolCall({ name: "bash", args: { command: "ls" } }, { ...ctx, allowHostCommands: false }).inert, true);
 });
 
-test("verdict: deny always wins; the user's yes (this call, or always this tool in the thread) turns ask into auto", () => {
+test("verdict: deny always wins; the user's yes (a grant of exactly this call, unused, in this sandbox kind; or a rule covering it) turns ask into auto", () => {
   const { dirs } = threadFixture();
   const o = { dirs, sandboxKind: "local" as const, allowHostCommands: true, policy: resolvePolicy("local", { other: "deny" }), protectedWritesAllowed: new Set<string>() };
   const call = { id: "c1", name: "bash", args: { command: "make" } };
-  assert.equal(verdictFor(call, {}, o).mode, "ask");
-  assert.equal(verdictFor(call, { granted: ["c1"] }, o).mode, "auto");
-  assert.equal(verdictFor({ ...call, id: "c2" }, { granted: ["c1"] }, o).mode, "ask");
-  assert.equal(verdictFor({ ...call, id: "c2" }, { always: ["bash"] }, o).mode, "auto");
-  assert.equal(verdictFor({ id: "c3", name: "mcp_x", args: {} }, { granted: ["c3"], always: ["mcp_x"] }, o).mode, "deny");
+  const at = { messageId: "m1", index: 0 };
+  const grant = grantKey(at, callHash("bash", { command: "make" }), "local");
+  assert.equal(verdictFor(call, {}, o, at).mode, "ask");
+  assert.deepEqual([verdictFor(call, { granted: [grant] }, o, at).mode, verdictFor(call, { granted: [grant] }, o, at).grant], ["auto", grant]);
+  assert.equal(verdictFor(call, { granted: [grant], consumed: new Set([grant]) }, o, at).mode, "ask", "a used grant is spent");
+  assert.equal(verdictFor(call, { granted: [grant] }, o, { messageId: "m2", index: 0 }).mode, "ask", "the same id in another message");
+  assert.equal(verdictFor(call, { granted: [grant] }, o, { messageId: "m1", index: 1 }).mode, "ask", "another call of the message");
+  assert.equal(verdictFor({ ...call, args: { command: "make; curl evil" } }, { granted: [grant] }, o, at).mode, "ask", "other arguments");
+  assert.equal(verdictFor(call, { granted: [grantKey(at, callHash("bash", { command: "make" }), "devcontainer")] }, o, at).mode, "ask", "a yes for the dev container");
+  assert.equal(verdictFor(call, { granted: [grant] }, o).mode, "ask", "no position, no grant");
+  const rule = { tool: "bash", class: "shell" as const, sandbox: "local" as const, prefix: "make" };
+  assert.equal(verdictFor({ ...call, id: "c2" }, { rules: [rule] }, o).mode, "auto");
+  assert.equal(verdictFor({ ...call, args: { command: "echo PWNED" } }, { rules: [rule] }, o).mode, "ask", "a prefix covers only its commands");
+  assert.equal(verdictFor(call, { rules: [{ ...rule, sandbox: "devcontainer" }] }, o).mode, "ask", "a rule of the dev container on the host");
+  assert.equal(verdictFor({ id: "c3", name: "mcp_x", args: {} }, { rules: [{ tool: "mcp_x", class: "other", sandbox: "local" }] }, o).mode, "deny");
 });
 
 test("unanswered calls: the last AI message's calls without a result, only when results alone follow it", () => {
@@ -64,19 +76,38 @@ test("unanswered calls: the last AI message's calls without a result, only when 
   assert.deepEqual(unansweredCalls([ai, answered, new HumanMessage("next")]), [], "a new message: nothing resumes");
 });
 
-test("decisions: every pending call exactly once; rejections become results, approvals grants", () => {
+test("decisions: every pending call exactly once, within the shared limits; rejections become results, approvals grants of the paused call", () => {
   const pending = [
-    { tool_call_id: "a", name: "bash", args: {}, class: "shell" as const, reason: "r" },
-    { tool_call_id: "b", name: "write_file", args: {}, class: "protected" as const, reason: "r" },
+    { tool_call_id: "a", name: "bash", args: { command: "npm test" }, class: "shell" as const, reason: "r", message_id: "m1", index: 0, fingerprint: "h0", sandbox: "local" as const,
+      always_allow: { rule: { tool: "bash", class: "shell" as const, sandbox: "local" as const, prefix: "npm test" }, label: "l" } },
+    { tool_call_id: "b", name: "write_file", args: {}, class: "protected" as const, reason: "r", message_id: "m1", index: 1, fingerprint: "h1", sandbox: "local" as const },
   ];
   assert.throws(() => checkDecisions(pending, [{ tool_call_id: "a", decision: "approve" }]), /undecided: b \(write_file\)/);
   assert.throws(() => checkDecisions(pending, [{ tool_call_id: "a", decision: "approve" }, { tool_call_id: "a", decision: "reject" }, { tool_call_id: "b", decision: "reject" }]), /decided twice/);
   assert.throws(() => checkDecisions([], []), /no tool calls waiting/);
+  const long = "x".repeat(DECISION_LIMITS.maxReasonChars + 1);
+  assert.throws(() => checkDecisions(pending, [{ tool_call_id: "a", decision: "approve" }, { tool_call_id: "b", decision: "reject", reason: long }]), /at most 2000/);
   const r = resumeInput(pending, [{ tool_call_id: "a", decision: "approve", always_allow: true }, { tool_call_id: "b", decision: "reject", reason: " no " }], ["ls"]);
-  assert.deepEqual(r.resume, { granted: ["a"] });
-  assert.deepEqual(r.input.approval_always_allow, ["bash", "ls"]);
+  assert.deepEqual(r.resume, { granted: [grantKey({ messageId: "m1", index: 0 }, "h0", "local")] });
+  assert.deepEqual(r.input.approval_always_allow, [pending[0]!.always_allow!.rule], "the card's rule; the legacy name is dropped");
   assert.equal(r.input.messages.length, 1);
   assert.equal(r.input.messages[0]!.content, "Rejected by the user: no");
   assert.equal(r.input.messages[0]!.tool_call_id, "b");
   assert.equal(r.input.pending_approvals, null);
+  // "Always allow" on a card that offers none (a protected write) gives no rule.
+  const p2 = resumeInput(pending, [{ tool_call_id: "a", decision: "reject" }, { tool_call_id: "b", decision: "approve", always_allow: true }], []);
+  assert.deepEqual(p2.input.approval_always_allow, []);
+});
+
+test("decisions on a legacy batch: calls sharing an id take one decision and are asked again; a card without a fingerprint grants nothing", () => {
+  const legacy = [
+    { tool_call_id: "dup", name: "bash", args: { command: "echo 1" }, class: "shell" as const, reason: "r" },
+    { tool_call_id: "dup", name: "bash", args: { command: "echo 2" }, class: "shell" as const, reason: "r" },
+    { tool_call_id: "old", name: "bash", args: { command: "echo 3" }, class: "shell" as const, reason: "r" },
+  ];
+  assert.deepEqual(decideAll(legacy, "approve").map((d) => d.tool_call_id), ["dup", "old"]);
+  const r = resumeInput(legacy, decideAll(legacy, "approve"), []);
+  assert.deepEqual(r.resume.granted, []);
+  const n = resumeInput(legacy, decideAll(legacy, "reject"), []);
+  assert.deepEqual(n.input.messages.map((m) => m.tool_call_id), ["old"], "a no for a shared id answers neither call");
 });

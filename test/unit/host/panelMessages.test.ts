@@ -16,6 +16,7 @@ test("well-formed panel messages parse", () => {
     { type: "openArtifact", path: "/mnt/user-data/outputs/report.md" },
     { type: "requestImage", sha256: "a".repeat(64) },
     { type: "setPlanMode", enabled: true },
+    { type: "continueRun" },
   ]) {
     assert.deepEqual(parseWebviewMessage(m), { ok: true, message: m });
   }

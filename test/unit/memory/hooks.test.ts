@@ -33,24 +33,24 @@ const loaded = (model: string) => infos.some((l) => l.includes(`"${model}" use i
 
 test("an empty memory injects nothing and never loads the run model's tokenizer", async () => {
   const s = service(2000);
-  const hooks = memoryRunHooks(s, "t1", { name: "m", modelId: "gpt-4o-memory-empty" });
+  const hooks = memoryRunHooks(s.forWorkspace("/ws"), "t1", { name: "m", modelId: "gpt-4o-memory-empty" });
   assert.equal(await hooks.injection(), "");
   assert.ok(!loaded("gpt-4o-memory-empty"), infos.join("\n"));
   await s.close();
 });
 
 test("a memory far below the budget is rendered with the estimate; near the budget the tokenizer counts", async () => {
-  const fact = (content: string) => ({ id: `f-${content.length}`, content, category: "context" as const, confidence: 0.9, createdAt: "2026-01-01T00:00:00.000Z", source: "user" });
+  const fact = (content: string) => ({ id: `f-${content.length}`, content, category: "context" as const, confidence: 0.9, createdAt: "2026-01-01T00:00:00.000Z", source: "user", scope: "global" as const });
   const far = service(2000);
   writeMemory(far.dataDir, { ...emptyMemory(), facts: [fact("Uses Rust.")] });
-  const farText = await memoryRunHooks(far, "t2", { name: "m", modelId: "gpt-4o-memory-far" }).injection();
+  const farText = await memoryRunHooks(far.forWorkspace("/ws"), "t2", { name: "m", modelId: "gpt-4o-memory-far" }).injection();
   assert.match(farText, /Uses Rust\./);
   assert.ok(!loaded("gpt-4o-memory-far"), "far below the budget: no tokenizer");
   await far.close();
 
   const near = service(40);
   writeMemory(near.dataDir, { ...emptyMemory(), facts: [fact("Maintains the Zephyr-42 compiler, written in Rust.")] });
-  const nearText = await memoryRunHooks(near, "t3", { name: "m", modelId: "gpt-4o-memory-near" }).injection();
+  const nearText = await memoryRunHooks(near.forWorkspace("/ws"), "t3", { name: "m", modelId: "gpt-4o-memory-near" }).injection();
   assert.match(nearText, /Zephyr-42/);
   assert.ok(loaded("gpt-4o-memory-near"), "near the budget: the model's tokenizer decides");
   await near.close();

@@ -13,6 +13,7 @@ const fact = (content: string, confidence: number, category: MemoryFact["categor
   confidence,
   createdAt: "2026-01-01T00:00:00.000Z",
   source: "t",
+  scope: "global",
 });
 
 function doc(facts: MemoryFact[], work = ""): MemoryDoc {

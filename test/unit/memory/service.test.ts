@@ -31,7 +31,7 @@ test("a queue error while re-arming is logged and retried after a back-off; the 
     // No model configured: the extraction fails fast (no network), the entry stays queued.
     const config = parseHarnessConfig({ memory: { debounce_seconds: 0 } }, "test");
     const s = new MemoryService({ dataDir, config: () => config, log });
-    s.enqueue("t1", "conversation", [{ role: "user", content: "I use Rust." }], { name: "missing" });
+    s.enqueue("t1", "/ws", "conversation", [{ role: "user", content: "I use Rust." }], { name: "missing" });
     const queue = (s as unknown as { queue: MemoryQueue }).queue;
     const nextDue = queue.nextDue.bind(queue);
     let reads = 0;

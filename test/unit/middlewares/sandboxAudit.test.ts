@@ -1,7 +1,8 @@
 // SandboxAuditMiddleware through the real agent graph (agent/graph/build.ts) (DeerFlow test_sandbox_audit_middleware.py):
 // a blocked bash call never reaches the tool and the model reads DeerFlow's error; a medium-risk
 // call runs and its result carries the warning, also when the tool answers with a Command (the
-// first sandbox call of a thread); other tools are not audited.
+// first sandbox call of a thread); other tools are not audited; a result that reports a planted
+// protected path (the dev container's watch) ends the run before the next model step.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { tool, ToolMessage } from "langchain";
@@ -11,7 +12,9 @@ import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { sandboxAuditMiddleware } from "../../../extension/harness/middlewares/sandboxAudit.js";
 import { toolErrorHandlingMiddleware } from "../../../extension/harness/middlewares/toolErrorHandling.js";
-import { buildTestAgent, streamTurn } from "./helpers.js";
+import { buildTestAgent, findCoded, streamTurn } from "./helpers.js";
+import type { HarnessError } from "../../../extension/harness/errors.js";
+import { PROTECTED_CHANGES_KEY } from "../../../extension/harness/tools/sandbox/bash.js";
 
 let server: ModelServer;
 before(async () => {
@@ -101,4 +104,42 @@ test("plain commands and other tools pass untouched", async () => {
   const out = await streamTurn(agentWith(bash), "audit-4", "go");
   assert.equal(out.error, undefined, String(out.error));
   assert.deepEqual(toolResults(out.messages).map((m) => m.content).sort(), ["ran: ls -la", "rm -rf /"]);
+});
+
+/** Answers like the dev container's bash after a command planted a nested repository. */
+const plantingBash = tool(
+  (input, runtime: { toolCallId?: string }) => {
+    ran.push(input.command);
+    return new ToolMessage({
+      content: "planted",
+      tool_call_id: runtime.toolCallId ?? "",
+      name: "bash",
+      additional_kwargs: { [PROTECTED_CHANGES_KEY]: [{ rel: "vendor/.git", rule: "git", change: "created" }] },
+    });
+  },
+  { name: "bash", description: "Run", schema },
+);
+
+test("a bash result that reports a planted protected path ends the run before the model's next step; continuing afterwards is the user's call", async () => {
+  ran.length = 0;
+  server.setScript([
+    { toolCalls: [{ name: "bash", args: { description: "d", command: "sudo git init vendor" }, id: "t1" }] },
+    { content: "never asked" },
+  ]);
+  const first = server.requests.length;
+  const agent = buildTestAgent({ baseURL: server.url, middleware: [sandboxAuditMiddleware(), toolErrorHandlingMiddleware()], tools: [plantingBash] });
+  const out = await streamTurn(agent, "audit-5", "go");
+  const coded = findCoded<HarnessError>(out.error);
+  assert.equal(coded?.code, "sandbox_tampered", String(out.error));
+  assert.match(coded.message, /^DeerFlow stopped the run: .*vendor\/\.git \(created: git runs hooks/);
+  assert.equal(server.requests.length - first, 1, "the model was asked once, for the command");
+  const result = toolResults(out.messages)[0]!;
+  assert.match(result.text, /^planted\n\n⚠️ Warning: `sudo git init vendor`/, "the warning was appended");
+  assert.deepEqual(result.additional_kwargs[PROTECTED_CHANGES_KEY], [{ rel: "vendor/.git", rule: "git", change: "created" }], "and the flag survived it");
+
+  // The user continues the thread: a new message follows the flagged result, the model is asked.
+  server.setScript([{ content: "understood" }]);
+  const again = await streamTurn(agent, "audit-5", "I checked it; go on");
+  assert.equal(again.error, undefined, String(again.error));
+  assert.equal(again.messages.at(-1)!.text, "understood");
 });

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { HumanMessage } from "@langchain/core/messages";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
-import { fallbackTitle, parseTitle, shouldGenerateTitle, titleMiddleware } from "../../../extension/harness/middlewares/title.js";
+import { buildTitlePrompt, fallbackTitle, parseTitle, shouldGenerateTitle, titleMiddleware } from "../../../extension/harness/middlewares/title.js";
 import { AIMessage } from "@langchain/core/messages";
 import { buildTestAgent, chatModel, turn } from "./helpers.js";
 
@@ -87,4 +87,10 @@ test("a failing title model falls back to the local title", async () => {
   const agent = buildTestAgent({ baseURL: server.url, middleware: [titleMiddleware(chatModel(titleServer.url))] });
   const s = await turn(agent, "title-3", "fix the build");
   assert.equal(s.title, "fix the build");
+});
+
+test("DeerFlow's title keys: max_words and prompt_template shape the prompt, max_chars the fallback and the parsed title", () => {
+  assert.equal(buildTitlePrompt("u", "a", { maxWords: 3, promptTemplate: "At most {max_words} words. U={user_msg} A={assistant_msg}" }), "At most 3 words. U=u A=a");
+  assert.equal(fallbackTitle("a".repeat(30), 20), `${"a".repeat(17)}...`);
+  assert.equal(parseTitle('"A title that is long"', 10), "A title th");
 });

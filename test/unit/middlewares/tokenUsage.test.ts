@@ -98,8 +98,10 @@ test("the run's usage is summed into the final `end` event (the whole chain, thr
     emit: (e) => events.push(e),
   });
   assert.equal(result.status, "success", result.error);
-  assert.deepEqual(result.usage, { input_tokens: 230, output_tokens: 25, total_tokens: 255 });
+  const sum = { input_tokens: 230, output_tokens: 25, total_tokens: 255 };
+  // All of it spent by the run's model: the one entry of the split by model.
+  assert.deepEqual(result.usage, { ...sum, by_model: { scripted: sum } });
   const end = endEvent("usage-run", "run-1", result);
   assert.equal(end.event, "end");
-  assert.deepEqual((end.data as { usage?: unknown }).usage, { input_tokens: 230, output_tokens: 25, total_tokens: 255 });
+  assert.deepEqual((end.data as { usage?: unknown }).usage, { ...sum, by_model: { scripted: sum } });
 });

@@ -63,7 +63,7 @@ test("the chat model takes the key from the named env var, an explicit key wins,
 });
 
 test("invalid configuration is rejected with the field named", () => {
-  assert.throws(() => parseHarnessConfig({ models: [{ name: "x" }] }, "cfg.json"), /Invalid DeerFlow configuration in cfg.json: models\.0\.model/);
+  assert.throws(() => parseHarnessConfig({ models: [{ name: "x" }] }, "cfg.json"), /Invalid DeerFlow configuration in cfg.json: models\[x\]\.model/);
   assert.throws(() => parseHarnessConfig({ models: [{ name: "x", model: "a" }, { name: "x", model: "b" }] }, "c"), /configured twice/);
   assert.throws(() => parseHarnessConfig({ models: [{ name: "x", model: "a", api_key_env: "BAD NAME" }] }, "c"), /api_key_env/);
 });

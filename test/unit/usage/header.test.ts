@@ -15,13 +15,16 @@ test("a run's usage in words: cached and reasoning only where non-zero, the esti
   assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 0, currency: "USD" } }), "≈ $0.00 (est.)");
   assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 0.0000005, currency: "USD" } }), "≈ $0.00000050 (est.)", "no exponent notation");
   assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 0.0053, currency: "USD" } }), "≈ $0.0053 (est.)");
+  assert.equal(formatCost({ input_tokens: 1, output_tokens: 1, total_tokens: 2, cost: { amount: 0.042, currency: "CNY" } }), "≈ 0.04 CNY (est.)", "a configured currency is named");
 });
 
 test("wire usage is checked: malformed numbers are no usage, a malformed cost is unknown", () => {
   assert.equal(usageOf({ input_tokens: "3", output_tokens: 1, total_tokens: 4 }), null);
   assert.equal(usageOf(null), null);
   assert.deepEqual(usageOf({ input_tokens: 3, output_tokens: 1, total_tokens: 4, cost: { amount: -1, currency: "USD" } }), { input_tokens: 3, output_tokens: 1, total_tokens: 4, cost: null });
-  assert.deepEqual(usageOf({ input_tokens: 3, output_tokens: 1, total_tokens: 4, cost: { amount: 0.5, currency: "EUR" } })?.cost, null);
+  assert.deepEqual(usageOf({ input_tokens: 3, output_tokens: 1, total_tokens: 4, cost: { amount: 0.5, currency: "dollars" } })?.cost, null);
+  // A model's own `pricing` may be in another currency (DeerFlow's `pricing.currency`).
+  assert.deepEqual(usageOf({ input_tokens: 3, output_tokens: 1, total_tokens: 4, cost: { amount: 0.5, currency: "CNY" } })?.cost, { amount: 0.5, currency: "CNY" });
 });
 
 test("after an end: the run's usage and the thread's total as the harness sent them; an end without usage keeps what was shown", () => {

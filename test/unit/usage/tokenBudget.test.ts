@@ -2,7 +2,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
-import { budgetExceededMessage, budgetWarningMessage, runTokens, tokenCappedAnswer, tokensByMessage } from "../../../extension/harness/middlewares/tokenBudget.js";
+import { budgetExceededMessage, budgetWarningMessage, runTokens, runUsage, tokenCappedAnswer, tokensByMessage } from "../../../extension/harness/middlewares/tokenBudget.js";
 import { budgetExceededMessage as subagentWording } from "../../../extension/harness/subagents/budget.js";
 import { buildMiddlewareChain } from "../../../extension/harness/agent/middlewareChain.js";
 import { chatModel, threadFixture } from "../middlewares/helpers.js";
@@ -68,4 +68,18 @@ test("TokenBudget sits at slot [29]: after LoopDetection, before TerminalRespons
   const at = (n: string) => names.indexOf(n);
   assert.ok(at("LoopDetectionMiddleware") >= 0 && at("LoopDetectionMiddleware") < at("TokenBudgetMiddleware"), names.join(", "));
   assert.ok(at("TokenBudgetMiddleware") < at("TerminalResponseMiddleware"), names.join(", "));
+});
+
+test("DeerFlow's input and output limits: runUsage splits the run's tokens, and the texts name the limit that decided", () => {
+  const baseline = tokensByMessage([]);
+  const msgs = [
+    new AIMessage({ id: "a", content: "x", usage_metadata: { input_tokens: 900, output_tokens: 40, total_tokens: 940 } }),
+    new ToolMessage({ id: "t", content: "r", tool_call_id: "c", name: "task", additional_kwargs: { subagent_token_usage: { input_tokens: 100, output_tokens: 10, total_tokens: 110 } } }),
+  ];
+  assert.deepEqual(runUsage(msgs, baseline), { input: 1000, output: 50 });
+  assert.equal(
+    budgetExceededMessage(1000, 800, "input"),
+    "[TOKEN BUDGET EXCEEDED] The input token usage (1,000) has exceeded the safety limit (800). Producing final answer with results collected so far.",
+  );
+  assert.match(budgetWarningMessage(45, 50, "output"), /^\[TOKEN BUDGET WARNING\] You have used 45 of your 50 output token budget \(90%\)\./);
 });

@@ -3,7 +3,9 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
-import { addUsage, messageUsage, RunUsageCollector, threadUsage } from "../../../extension/harness/runs/usage.js";
+import { addUsage, messageUsage, RunUsageCollector, threadUsage, withCost } from "../../../extension/harness/runs/usage.js";
+import { estimateCost } from "../../../extension/harness/models/pricing.js";
+import type { RunUsageView } from "../../../extension/protocol/usage.js";
 import { SubagentRunTracker } from "../../../extension/harness/subagents/runTracker.js";
 
 const ai = (id: string, input: number, output: number, details: { cached?: number; reasoning?: number } = {}) =>
@@ -88,4 +90,55 @@ test("a thread's usage: the sum over its runs, the newest named last; one unknow
   // A run stored before cost estimates existed has no `cost`: unknown, not free.
   assert.equal(threadUsage([{ run_id: "old", usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } }])?.total.cost, null);
   assert.equal(threadUsage([{ run_id: "none", usage: null }]), undefined);
+});
+
+test("by model: the lead's own calls (folded subagent tokens taken back out), each subagent under its model, each summary under its model", () => {
+  const tracker = new SubagentRunTracker();
+  tracker.observe({ type: "task_started", task_id: "call_a", model_name: "cheap" });
+  tracker.observe({ type: "task_completed", task_id: "call_a", model_name: "cheap", usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 } });
+  const c = new RunUsageCollector("lead");
+  c.add({ model_request: { messages: [ai("d", 100, 20)] } });
+  // TokenUsage folded call_a into the dispatching message: the message now says 110 / 25.
+  c.add({ TokenUsageMiddleware: { messages: [ai("d", 110, 25), new ToolMessage({ id: "r_a", content: "done", tool_call_id: "call_a", additional_kwargs: { subagent_token_usage_attributed: true } })] } });
+  c.observeCustom({ type: "summarization_usage", usage: { input_tokens: 50, output_tokens: 7, total_tokens: 57 }, model_name: "summarizer" });
+  const total = c.total(tracker)!;
+  assert.equal(total.total_tokens, 120 + 15 + 57);
+  assert.deepEqual(total.by_model, {
+    lead: { input_tokens: 100, output_tokens: 20, total_tokens: 120 },
+    cheap: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
+    summarizer: { input_tokens: 50, output_tokens: 7, total_tokens: 57 },
+  });
+});
+
+test("priced by model: each model at its own price, the run's cost their sum; an unpriced model or a second currency makes it unknown", () => {
+  const usd = (input: number, output: number) => ({ model: "m", baseURL: "http://127.0.0.1:1/v1", pricing: { currency: "USD", input_per_million: input, output_per_million: output } });
+  const usage: RunUsageView = {
+    input_tokens: 3000, output_tokens: 300, total_tokens: 3300,
+    by_model: { lead: { input_tokens: 1000, output_tokens: 100, total_tokens: 1100 }, cheap: { input_tokens: 2000, output_tokens: 200, total_tokens: 2200 } },
+  };
+  const priced = withCost(usage, { name: "lead", ...usd(1000, 2000) }, { lead: usd(1000, 2000), cheap: usd(10, 20) });
+  assert.deepEqual(priced.by_model?.lead?.cost, { amount: 1.2, currency: "USD" });
+  assert.deepEqual(priced.by_model?.cheap?.cost, { amount: 0.024, currency: "USD" });
+  assert.deepEqual(priced.cost, { amount: 1.224, currency: "USD" });
+  assert.equal(withCost(usage, { name: "lead", ...usd(1000, 2000) }, { lead: usd(1000, 2000) }).cost, null, "cheap has no price");
+  const cny = { model: "m", baseURL: undefined, pricing: { currency: "CNY", input_per_million: 8, output_per_million: 32 } };
+  assert.equal(withCost(usage, { name: "lead", ...usd(1, 1) }, { lead: usd(1, 1), cheap: cny }).cost, null, "USD and CNY are never added");
+  // DeerFlow's cache-hit price: hits at input_cache_hit_per_million, the rest of the input at the input price.
+  const hit = { model: "m", baseURL: undefined, pricing: { currency: "CNY", input_per_million: 8, output_per_million: 32, input_cache_hit_per_million: 0.8 } };
+  assert.deepEqual(estimateCost({ input_tokens: 1_000_000, output_tokens: 0, cached_tokens: 500_000 }, hit), { amount: 4.4, currency: "CNY" });
+});
+
+test("a task the run stopped keeps its usage so far: task_running's, in the run's sum and in its closing task_cancelled", () => {
+  const tracker = new SubagentRunTracker();
+  tracker.observe({ type: "task_started", task_id: "call_s", model_name: "cheap" });
+  tracker.observe({ type: "task_running", task_id: "call_s", usage: { input_tokens: 300, output_tokens: 30, total_tokens: 330 } });
+  const closing = tracker.close("interrupted", "Run cancelled.");
+  assert.deepEqual(closing, [{ type: "task_cancelled", task_id: "call_s", error: "Cancelled by user", usage: { input_tokens: 300, output_tokens: 30, total_tokens: 330 }, model_name: "cheap" }]);
+  assert.deepEqual(tracker.withUsage({ input_tokens: 10, output_tokens: 1, total_tokens: 11 }), {
+    input_tokens: 310, output_tokens: 31, total_tokens: 341, subagents: { call_s: { input_tokens: 300, output_tokens: 30, total_tokens: 330 } },
+  });
+  // A task that never reported usage closes with none.
+  const idle = new SubagentRunTracker();
+  idle.observe({ type: "task_started", task_id: "call_i" });
+  assert.deepEqual(idle.close("timeout", "Run timed out."), [{ type: "task_cancelled", task_id: "call_i", error: "Cancelled by user", usage: null }]);
 });

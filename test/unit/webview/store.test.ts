@@ -32,7 +32,7 @@ test("chunks coalesce by message id, and the complete message from updates repla
   assert.deepEqual(texts(s), [["ai", "Let me look."], ["ai", "other"]]);
   s = reduce(s, events(update("model_request", [ai("a1", "Let me look at it.")])));
   assert.deepEqual(texts(s), [["ai", "Let me look at it."], ["ai", "other"]]);
-  assert.equal(s.thread?.messages[0]?.streaming, false);
+  assert.equal(s.thread?.messages.at(0)?.streaming, false);
   // A middleware re-sending the same message (TitleMiddleware, TokenUsage) does not duplicate it.
   s = reduce(s, events(update("TitleMiddleware.after_model", [ai("a1", "Let me look at it.")], { title: "x" })));
   assert.equal(s.thread?.messages.length, 2);
@@ -42,8 +42,8 @@ test("an unchanged message keeps its identity across unrelated chunks (the list 
   resetSeq();
   const a = run(stateMsg({ messages: [human("h1", "hi") as never] }), events(chunk("a1", "x")));
   const b = reduce(a, events(chunk("a1", "y")));
-  assert.equal(a.thread?.messages[0], b.thread?.messages[0]);
-  assert.notEqual(a.thread?.messages[1], b.thread?.messages[1]);
+  assert.equal(a.thread?.messages.at(0), b.thread?.messages.at(0));
+  assert.notEqual(a.thread?.messages.at(1), b.thread?.messages.at(1));
 });
 
 test("tool calls stream their arguments, then pair with results by tool_call_id", () => {
@@ -57,7 +57,7 @@ test("tool calls stream their arguments, then pair with results by tool_call_id"
       chunk("a1", "", { tool_call_chunks: [{ index: 0, args: 'user-data"}' }] }),
     ),
   );
-  let calls = s.thread?.messages[0]?.toolCalls ?? [];
+  let calls = s.thread?.messages.at(0)?.toolCalls ?? [];
   assert.equal(calls.length, 1);
   assert.equal(calls[0]?.name, "ls");
   assert.equal(calls[0]?.argsText, '{"path":"/mnt/user-data"}');
@@ -66,7 +66,7 @@ test("tool calls stream their arguments, then pair with results by tool_call_id"
     update("tools", [toolMsg("t1", "call_0", "ls", "README.md")]),
     update("tools", [toolMsg("t2", "call_1", "read_file", "no such file", "error")]),
   ));
-  calls = s.thread?.messages[0]?.toolCalls ?? [];
+  calls = s.thread?.messages.at(0)?.toolCalls ?? [];
   assert.deepEqual(calls.map((c) => [c.name, c.args, c.result?.content, c.result?.status]), [
     ["ls", { path: "/mnt/user-data" }, "README.md", "success"],
     ["read_file", { path: "/x" }, "no such file", "error"],
@@ -85,7 +85,7 @@ test("a tool result streamed as a `messages` chunk pairs too, and its later upda
     ),
   );
   assert.equal(s.thread?.messages.length, 1);
-  assert.equal(s.thread?.messages[0]?.toolCalls[0]?.result?.content, "out");
+  assert.equal(s.thread?.messages.at(0)?.toolCalls[0]?.result?.content, "out");
 });
 
 test("a result whose call is unknown shows as a tool row, adopted when the call appears", () => {
@@ -94,7 +94,7 @@ test("a result whose call is unknown shows as a tool row, adopted when the call 
   assert.deepEqual(texts(s), [["tool", "ok"]]);
   s = reduce(s, events(update("model_request", [ai("a1", "", [{ id: "c9", name: "bash", args: { command: "true" } }])])));
   assert.deepEqual(texts(s), [["ai", ""]]);
-  assert.equal(s.thread?.messages[0]?.toolCalls[0]?.result?.content, "ok");
+  assert.equal(s.thread?.messages.at(0)?.toolCalls[0]?.result?.content, "ok");
 });
 
 test("replay after reload: events at or below lastSeq are ignored, later ones apply once", () => {
@@ -126,7 +126,7 @@ test("end sets the final status and stops streaming; error events become one err
   s = reduce(s, { type: "status", status: {} });
   assert.equal(runPhase(s), "error");
   assert.equal(isRunActive(s), false);
-  assert.equal(s.thread?.messages[0]?.streaming, false);
+  assert.equal(s.thread?.messages.at(0)?.streaming, false);
   assert.deepEqual(texts(s), [["ai", "partial"], ["error", "Model said no"]]);
   assert.equal(s.thread?.run.error, "Model said no");
 
@@ -199,7 +199,7 @@ test("hidden messages stay hidden: system, hide_from_ui, and the empty human a R
   // The user's typed text wins over the uploads block the middleware prepended.
   s = reduce(s, events(update("UploadsMiddleware.before_agent", [human("h1", "<uploaded_files>…</uploaded_files>\nquestion", { additional_kwargs: { original_user_content: "question", files: [{ filename: "a.pdf" }] } })])));
   assert.deepEqual(texts(s), [["human", "question"]]);
-  assert.deepEqual(s.thread?.messages[0]?.files, ["a.pdf"]);
+  assert.deepEqual(s.thread?.messages.at(0)?.files, ["a.pdf"]);
   s = reduce(s, events(update("x", [human("h1", "")])));
   assert.deepEqual(texts(s), []);
 });
@@ -279,7 +279,7 @@ test("reload mid-run: the snapshot plus a replay from before the active run rebu
     events(...evs),
   );
   assert.deepEqual(texts(s), [["human", "go"], ["ai", "Working on it"]]);
-  assert.equal(s.thread?.messages[1]?.streaming, true);
+  assert.equal(s.thread?.messages.at(1)?.streaming, true);
   assert.equal(runPhase(s), "running");
   assert.equal(s.thread?.lastSeq, 6);
   // …and the stream continues live after the replay.
@@ -315,8 +315,8 @@ test("an update that repeats the history unchanged keeps the thread as it was (n
   assert.equal(again.thread!.messages, shown.thread!.messages, "the same list: nothing re-renders");
   const changed = reduce(again, { type: "events", threadId: T, events: [{ seq: 2, event: "updates", run_id: "r", thread_id: T, data: { n: { messages: [toolMsg("t1", "c1", "ls", "a b c")] } } }] });
   assert.notEqual(changed.thread!.messages, shown.thread!.messages);
-  assert.equal(changed.thread!.messages[1]!.toolCalls[0]!.result?.content, "a b c", "a changed result still applies");
-  assert.equal(changed.thread!.messages[0], shown.thread!.messages[0], "untouched rows keep their identity");
+  assert.equal(changed.thread!.messages.at(1)!.toolCalls[0]!.result?.content, "a b c", "a changed result still applies");
+  assert.equal(changed.thread!.messages.at(0), shown.thread!.messages.at(0), "untouched rows keep their identity");
 });
 
 test("a run paused on approval leaves the thread waiting for the user's approval, from the journal and from a snapshot; the next run clears it", () => {

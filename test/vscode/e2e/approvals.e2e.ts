@@ -6,6 +6,10 @@
  * approved, shows under "Changed files (1)" with Open Diff (before ↔ now) and Revert, which
  * restores the file on disk.
  *
+ * Issue 21: a card's "Always allow" shows what it covers (a bash command prefix and where it
+ * runs); chosen, the next command with that prefix runs without a card; a protected write's card
+ * offers none and says so; two calls the model gave one id get two cards, decided together.
+ *
  * The policy comes from user settings (the only scope it is read from): host commands on, shell
  * and write "ask". Screenshots go to test-results/vscode/<code-server version>/approvals-*.png.
  */
@@ -38,6 +42,18 @@ const SCENARIOS: Scenarios = {
     { toolCalls: [{ id: "call_read", name: "read_file", args: { description: "Read the list", path: ws("notes.txt") } }] },
     { toolCalls: [{ id: "call_write", name: "write_file", args: { description: "Add cherries", path: ws("notes.txt"), content: EDITED } }] },
     { content: "The list has cherries now." },
+  ],
+  // Issue 21: "Always allow" covers the command prefix the card showed; a protected write offers none.
+  always: [
+    { toolCalls: [bash("call_mk1", `mkdir -p ${ws("made1")}`)] },
+    { toolCalls: [bash("call_mk2", `mkdir -p ${ws("made2")}`)] },
+    { toolCalls: [{ id: "call_prot", name: "write_file", args: { description: "Hook", path: ws(".husky/pre-commit"), content: "echo hook\n" } }] },
+    { content: "Made two folders; the hook was left alone." },
+  ],
+  // Issue 21: two calls under one id get two cards the panel can decide.
+  dup: [
+    { toolCalls: [bash("dup", `echo a > ${ws("dup-a.txt")}`), bash("dup", `echo b > ${ws("dup-b.txt")}`)] },
+    { content: "Both ran." },
   ],
   // Held after its first chunk, so the test can hide the panel before the run pauses.
   hidden: [
@@ -163,5 +179,42 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       await shows(panel.message("ai", "It ran after you approved it"), "the run goes on after the approval");
       await needsApproval().waitFor({ state: "hidden", timeout: 20_000 });
       assert.equal(readFileSync(join(df!.cs.workspace, "hidden.txt"), "utf8").trim(), "hidden");
+    }));
+
+  test("Always allow shows its scope: the card's command prefix runs without a card afterwards; a protected write offers none", () =>
+    step("always", async () => {
+      await panel.send(tagged("always", "Make two folders, then add a hook."));
+      await shows(card("call_mk1"), "an approval card for the first mkdir");
+      const always = card("call_mk1").getByTestId("always-allow");
+      assert.equal((await always.textContent())?.trim(), 'Always allow commands starting with "mkdir" on this machine in this thread', "the button says what it covers");
+      await screenshot(df!.page, "approvals-08-always-allow-scope");
+      await always.click();
+      await shows(card("call_prot"), "the protected write's card (the second mkdir ran without one)");
+      assert.ok(existsSync(join(df!.cs.workspace, "made1")) && existsSync(join(df!.cs.workspace, "made2")), "both mkdir calls ran");
+      assert.equal(await card("call_mk2").count(), 0, "the covered command had no card");
+      assert.equal(await card("call_prot").getByTestId("approval-class").textContent(), "protected");
+      assert.equal(await card("call_prot").getByTestId("always-allow").count(), 0, "no Always allow for a protected write");
+      assert.equal((await card("call_prot").getByTestId("approve-once-only").textContent())?.trim(), "A protected write is asked every time.");
+      await screenshot(df!.page, "approvals-09-protected-once");
+      await card("call_prot").getByRole("button", { name: "Reject", exact: true }).click();
+      await shows(panel.message("ai", "Made two folders; the hook was left alone."), "the run goes on after the rejection");
+      await shows(panel.status("success"), "the run ends success");
+      assert.equal(existsSync(join(df!.cs.workspace, ".husky", "pre-commit")), false, "the protected write did not run");
+    }));
+
+  test("two calls the model gave one id: two cards with their own ids, decided together, and the run goes on", () =>
+    step("dup", async () => {
+      await panel.send(tagged("dup", "Write dup-a.txt and dup-b.txt."));
+      const cards = panel.view.getByTestId("approval-card");
+      await shows(cards.nth(1), "a second card for the second call");
+      const ids = await cards.evaluateAll((els) => els.map((e) => e.getAttribute("data-tool-call-id")));
+      assert.equal(ids.length, 2);
+      assert.equal(ids[0], "dup");
+      assert.notEqual(ids[1], "dup", "the second call has its own id");
+      await panel.view.getByRole("button", { name: "Approve all" }).click();
+      await shows(panel.message("ai", "Both ran."), "the run goes on after the decision");
+      await approvals().waitFor({ state: "hidden", timeout: 20_000 });
+      assert.equal(readFileSync(join(df!.cs.workspace, "dup-a.txt"), "utf8").trim(), "a");
+      assert.equal(readFileSync(join(df!.cs.workspace, "dup-b.txt"), "utf8").trim(), "b");
     }));
 });

@@ -1,10 +1,13 @@
 /**
- * Long-term memory (issue 15) in a real VS Code (code-server + chromium) against the scripted
+ * Long-term memory (issues 15, 21) in a real VS Code (code-server + chromium) against the scripted
  * model server: a panel run states a fact, the harness extracts it (debounce 0 s through
- * DEERFLOW_MEMORY_DEBOUNCE_SECONDS, still the server's timer path), "DeerFlow: Open Memory" shows
- * it in an editor, an edit saved there is what the harness stores (read back with the real CLI
- * on the extension's data directory), invalid JSON is refused with a clear error and changes
- * nothing, and "DeerFlow: Forget Memory" (its modal confirmation clicked) clears it.
+ * DEERFLOW_MEMORY_DEBOUNCE_SECONDS, still the server's timer path) and the panel says so;
+ * "DeerFlow: Open Memory" shows it in an editor with its scope (only this workspace), promoting it
+ * there (the lens, then the confirmation) makes it global — another workspace's view, read with
+ * the real CLI on the extension's data directory, then holds it; an edit saved there is what the
+ * harness stores, invalid JSON is refused with a clear error and changes nothing, and "DeerFlow:
+ * Forget Memory" always asks (also when a keybinding runs it with `true`, which once skipped the
+ * dialog) before it clears.
  *
  * The extraction request is told apart by its system prompt; every other request is the panel's
  * scenario (../scenarios.ts). Screenshots go to test-results/vscode/<code-server version>/memory-*.png.
@@ -12,7 +15,7 @@
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, readFileSync, watch, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { execFileSync } from "node:child_process";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer, RecordedRequest, ScriptFn } from "../../fixtures/modelServer.js";
@@ -20,6 +23,8 @@ import { scenarioScript, tagged } from "../scenarios.js";
 import { Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import { failureCapture, shows } from "./steps.js";
+import { mkdtempSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 import { repoRoot } from "../launch.js";
@@ -59,10 +64,18 @@ function memoryFileWhere(file: string, pred: (text: string) => boolean): Promise
   });
 }
 
-/** `deerflow memory show` on the extension's data directory: what is stored, through the CLI. */
-function cliShow(dataDir: string): { facts: Array<{ content: string }> } {
-  return JSON.parse(execFileSync(process.execPath, [join(repoRoot, "dist", "cli.js"), "memory", "show", "--data-dir", dataDir], { encoding: "utf8" })) as { facts: Array<{ content: string }> };
+interface ShownMemory {
+  facts: Array<{ content: string; scope?: string; workspace?: string }>;
 }
+
+/** `deerflow memory show` on the extension's data directory: what is stored (with `workspace`: what that folder's threads are given), through the CLI. */
+function cliShow(dataDir: string, workspace?: string): ShownMemory {
+  const args = [join(repoRoot, "dist", "cli.js"), "memory", "show", "--data-dir", dataDir, ...(workspace ? ["--workspace", workspace] : [])];
+  return JSON.parse(execFileSync(process.execPath, args, { encoding: "utf8" })) as ShownMemory;
+}
+
+/** A keybinding that runs Forget Memory with `true`: the argument that used to skip its confirmation. */
+const FORGET_WITH_ARGUMENT = "ctrl+alt+shift+m";
 
 describe(`DeerFlow memory in VS Code (code-server ${defaultCodeServer()} + chromium)`, () => {
   let model: ModelServer;
@@ -78,6 +91,7 @@ describe(`DeerFlow memory in VS Code (code-server ${defaultCodeServer()} + chrom
       env: { DEERFLOW_MEMORY_DEBOUNCE_SECONDS: "0" },
       // On (its default) — said explicitly: the quiet test settings turn it off for the other suites.
       settings: { "deerflow.memory.enabled": true },
+      keybindings: [{ key: FORGET_WITH_ARGUMENT, command: "deerflow.forgetMemory", args: true }],
     });
     // The extension's global storage is the harness's data directory (code-server's user data dir).
     dataDir = join(df.cs.userDataDir, "User", "globalStorage", "deerflow-vscode.deerflow-vscode");
@@ -92,8 +106,8 @@ describe(`DeerFlow memory in VS Code (code-server ${defaultCodeServer()} + chrom
   const step = failureCapture(() => df, "memory-");
   const editorText = (text: string) => df!.page.locator(".monaco-editor .view-lines", { hasText: text });
 
-  test("a fact from a panel run shows in Open Memory; an edit saved there is stored; invalid JSON is refused; Forget clears it", () =>
-    step("open-edit-forget", async () => {
+  test("a fact from a panel run: the panel says memory changed; Open Memory shows its scope; promoted there, another workspace gets it", () =>
+    step("scope-promote", async () => {
       const page = df!.page;
       const panel = new Panel(page);
       await panel.open();
@@ -101,13 +115,44 @@ describe(`DeerFlow memory in VS Code (code-server ${defaultCodeServer()} + chrom
       await shows(panel.message("ai", "Noted: Solarized Dark."), "the answer in the panel");
       await memoryFileWhere(memoryFile, (t) => t.includes(FACT));
       assert.ok(model.requests.some(isExtraction), "the harness asked the model for an extraction");
+      const memoryLine = panel.view.getByTestId("memory-line");
+      await shows(memoryLine.filter({ hasText: "Memory updated from this thread: 1 fact learnt" }), "the panel's line saying memory changed");
+      await screenshot(page, "memory-00-panel-line");
 
-      await runCommand(page, "DeerFlow: Open Memory");
+      // The stored fact is this workspace's only: the editor says so, another folder's view lacks it.
+      const workspace = realpathSync(df!.cs.workspace);
+      const elsewhere = mkdtempSync(join(tmpdir(), "deerflow-e2e-other-ws-"));
+      assert.deepEqual(cliShow(dataDir).facts.map((f) => [f.content, f.scope, f.workspace]), [[FACT, "workspace", workspace]]);
+      assert.deepEqual(cliShow(dataDir, elsewhere).facts, [], "another workspace is not given it");
+
+      // Open Memory from the panel's line.
+      await memoryLine.getByRole("button", { name: "Open Memory" }).click();
       await shows(page.locator(".tabs-container .tab", { hasText: "memory.json" }), "the memory.json editor tab");
       await page.locator(".monaco-editor .view-lines").first().click();
       await page.keyboard.press("Control+End");
       await shows(editorText(FACT), "the stored fact in the memory editor");
-      await screenshot(page, "memory-01-open");
+      await shows(editorText('"scope": "workspace"'), "the fact's scope in the editor");
+      const lenses = page.locator(".monaco-editor .codelens-decoration");
+      await shows(lenses.filter({ hasText: `Only in ${basename(df!.cs.workspace)}` }), "the lens naming the only workspace that gets it");
+      await screenshot(page, "memory-01-open-scope");
+
+      // Promote: the lens, then the confirmation naming the fact; the editor reloads, global.
+      await lenses.getByRole("link", { name: "Promote to all workspaces" }).or(lenses.locator("a", { hasText: "Promote to all workspaces" })).first().click();
+      const confirm = page.locator(".monaco-dialog-box", { hasText: "Give this to every workspace?" });
+      await shows(confirm.filter({ hasText: FACT }), "the promote confirmation naming the fact");
+      await confirm.getByRole("button", { name: "Promote" }).click();
+      await memoryFileWhere(memoryFile, (t) => t.includes('"scope": "global"'));
+      await shows(editorText('"scope": "global"'), "the reloaded editor showing the fact as global");
+      await shows(lenses.filter({ hasText: "Given to every workspace" }), "the lens saying every workspace gets it");
+      assert.deepEqual(cliShow(dataDir, elsewhere).facts.map((f) => f.content), [FACT], "another workspace is given it now");
+      await screenshot(page, "memory-01b-promoted");
+    }));
+
+  test("an edit saved in Open Memory is stored; invalid JSON is refused; Forget always asks, also when run with an argument, then clears", () =>
+    step("edit-forget", async () => {
+      const page = df!.page;
+      await shows(page.locator(".tabs-container .tab:not(.dirty)", { hasText: "memory.json" }), "the memory editor open and saved");
+      await page.locator(".monaco-editor .view-lines").first().click();
 
       // Edit in the editor (Find/Replace), save: the harness stores it, as the CLI shows.
       await page.keyboard.press("Control+H");
@@ -135,9 +180,19 @@ describe(`DeerFlow memory in VS Code (code-server ${defaultCodeServer()} + chrom
       // Put the document back as stored (discard the broken edit).
       await runCommand(page, "File: Revert File");
 
-      // Forget: the modal confirmation, then the memory is empty.
-      await runCommand(page, "DeerFlow: Forget Memory");
+      // Forget run by a keybinding with `true` (once: no dialog at all): it asks; Cancel keeps everything.
       const dialog = page.locator(".monaco-dialog-box", { hasText: "Forget everything DeerFlow remembers about you?" });
+      const kept = readFileSync(memoryFile, "utf8");
+      await page.locator(".monaco-editor .view-lines").first().click();
+      await page.keyboard.press("Control+Alt+Shift+M");
+      await shows(dialog, "the Forget Memory confirmation, run with an argument");
+      await screenshot(page, "memory-03b-forget-asks");
+      await dialog.getByRole("button", { name: "Cancel" }).click();
+      await dialog.waitFor({ state: "hidden" });
+      assert.equal(readFileSync(memoryFile, "utf8"), kept, "Cancel forgets nothing");
+
+      // Forget from the palette: the modal confirmation, then the memory is empty.
+      await runCommand(page, "DeerFlow: Forget Memory");
       await shows(dialog, "the Forget Memory confirmation");
       await dialog.getByRole("button", { name: "Forget" }).click();
       await memoryFileWhere(memoryFile, (t) => t.includes('"facts": []'));

@@ -73,11 +73,12 @@ describe("commands", () => {
     assert.equal(await execute("deerflow.togglePlanMode"), before);
   });
 
-  it("Clear Viewed Images, Cancel Run and Open Thread Outputs act on the shown thread", async () => {
+  it("Clear Viewed Images, Cancel Run, Continue Run and Open Thread Outputs act on the shown thread", async () => {
     const api = await deerflow();
     assert.ok(api.session.shownThreadId, "a thread is shown");
     assert.equal(await execute("deerflow.clearViewedImages"), true);
     assert.equal(await execute("deerflow.cancelRun"), false, "no run is active");
+    assert.equal(await execute("deerflow.continueRun"), undefined, "its last run did not stop at its turn budget: nothing to continue, no run started");
     const outputs = await execute<string | undefined>("deerflow.openThreadOutputs");
     if (outputs !== undefined) {
       assert.ok(outputs.startsWith(join(folderPath(), ".deerflow", "threads")), outputs);

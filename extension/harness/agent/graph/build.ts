@@ -3,30 +3,37 @@
  *
  * langchain's createAgent makes every middleware hook its own graph node, so one tool turn of the
  * lead chain cost ~13 steps: the default recursion limit ended runs after 7 tool calls, and each
- * step re-wrote the whole state. Here each hook POINT is one node running its hooks composed
- * (./hooks.ts), and the model call and tool calls are one node each:
+ * step re-wrote the whole state. Here each hook POINT runs its hooks composed (./hooks.ts) inside
+ * a node, and the model call and the tool calls are one node each:
  *
- *   START → before_agent → before_model → model_request → after_model ─┬→ tools → before_model …
- *                                                                      └→ after_agent → END
+ *   START → before_model → model_request → after_model ─┬→ tools → before_model …
+ *                                                        └→ END
  *
- * Steps: a tool turn is before_model, model_request, after_model, tools = 4; an answer turn is
- * before_model, model_request, after_model = 3; before_agent and after_agent once per run
+ * The run's own hook points have no step of their own: the run's first before_model runs the
+ * `beforeAgent` hooks first, and whichever node ends the run (after_model with a final answer, or
+ * an approval pause; before_model on a clarification or the turn cap) runs the `afterAgent` hooks
+ * last. Each node applies its hooks' updates in order, so composing two points in one node is the
+ * same as two nodes one after the other, minus the checkpoint between them.
+ *
+ * Steps: a tool turn is before_model, model_request, after_model, tools = 4; an answer turn
+ * before_model, model_request, after_model = 3, and that is a whole one-answer run
  * (test/unit/agent/graphSteps.test.ts counts them). Parallel tool calls are one step: each call is
  * its own task of the `tools` step (a Send), so each result is streamed as soon as it exists.
  * Every step is checkpointed, so a run killed during a model or a tool call leaves the thread at
  * the last finished step (the AI message with its calls), which the next run repairs.
  *
  * Routing is createAgent's, decided in the node that knows (a Command's goto), with its `jumpTo`
- * semantics: before_agent → end runs after_agent; before_model → end stops at once (createAgent's
- * beforeModel router); after_model → end runs after_agent; "tools" runs the last AI message's
- * unanswered calls; "model" calls the model without the before_model hooks. A successful result of
- * a `returnDirect` tool (ask_clarification) ends the turn (through after_agent).
+ * semantics: beforeAgent → end runs the afterAgent hooks; beforeModel → end stops at once
+ * (createAgent's beforeModel router); afterModel → end runs the afterAgent hooks; "tools" runs the
+ * last AI message's unanswered calls; "model" calls the model without the beforeModel hooks. A
+ * successful result of a `returnDirect` tool (ask_clarification) ends the run.
  *
  * A run is bounded by MODEL TURNS, not steps: with a turn budget, the model is called at most
  * `maxTurns` times per invocation; the next time the run would call it, the run ends instead with
  * a visible AI message stamped `stop_reason: "turn_capped"` (every tool call of the last turn is
- * answered by then) and after_agent's hooks still run. The recursion limit is derived from the
- * budget with headroom (`recursionLimitFor`), so it never fires first.
+ * answered by then) and the afterAgent hooks still run. The recursion limit is derived from the
+ * budget with headroom (`turnLimits`), so it never fires first. The run's counters live in
+ * untracked channels: never checkpointed, so every invocation starts them afresh.
  */
 import { AIMessage, ToolMessage, type BaseMessage, type ToolCall } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
@@ -34,25 +41,23 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StateSnapshot } from "@langchain/langgraph";
-import { Command, END, MessagesValue, ReducedValue, START, Send, StateGraph, StateSchema, isCommand } from "@langchain/langgraph";
+import { Command, END, MessagesValue, ReducedValue, START, Send, StateGraph, StateSchema, UntrackedValue, isCommand } from "@langchain/langgraph";
 import type { AgentMiddleware } from "langchain";
-import { z } from "zod";
-import { hooksAt, runHooks, runtimeOf, type HookPoint, type JumpTarget, type Reducer } from "./hooks.js";
+import { applyUpdate, hooksAt, roundWrites, runHooks, runtimeOf, type HookPoint, type JumpTarget, type Reducer } from "./hooks.js";
 import { modelCaller } from "./modelCall.js";
 import { toolRunner, type ToolResult } from "./toolCalls.js";
 
 /** The graph's node names (what `updates` events and the `messages` stream's `langgraph_node` say). */
 export const NODE = {
-  beforeAgent: "before_agent",
   beforeModel: "before_model",
   model: "model_request",
   afterModel: "after_model",
   tools: "tools",
-  afterAgent: "after_agent",
 } as const;
 
-/** The per-invocation count of model calls (private: never journaled, reset by before_agent). */
+/** Model calls of this invocation, and whether its first before_model ran (untracked channels). */
 const TURNS = "_model_turns";
+const STARTED = "_run_started";
 
 /** Steps a model turn may take at most (a tool turn is 4), and the run's fixed steps and detours. */
 const STEPS_PER_TURN = 5;
@@ -114,6 +119,7 @@ export interface CompiledAgentGraph {
 
 type State = Record<string, unknown> & { messages: BaseMessage[] };
 type Config = Record<string, unknown>;
+type Writes = Array<[string, unknown]>;
 
 function stateOf(fields: Record<string, unknown>, middleware: readonly AgentMiddleware[]) {
   // First declaration wins, as in createAgent: the agent's schema, then each middleware's.
@@ -124,7 +130,8 @@ function stateOf(fields: Record<string, unknown>, middleware: readonly AgentMidd
     if (!StateSchema.isInstance(schema)) throw new Error(`Middleware ${m.name}: stateSchema must be a StateSchema.`);
     for (const [k, v] of Object.entries(schema.fields as Record<string, unknown>)) if (!(k in all)) all[k] = v;
   }
-  all[TURNS] = z.number().optional();
+  all[TURNS] = new UntrackedValue<number>();
+  all[STARTED] = new UntrackedValue<boolean>();
   const reducers = new Map<string, Reducer>();
   for (const [k, v] of Object.entries(all)) if (ReducedValue.isInstance(v)) reducers.set(k, v.reducer);
   return { schema: new StateSchema(all as never), reducers };
@@ -155,53 +162,79 @@ export function buildAgentGraph(o: AgentGraphOptions): AgentGraph {
   const at = { beforeAgent: hooks("beforeAgent"), beforeModel: hooks("beforeModel"), afterModel: hooks("afterModel"), afterAgent: hooks("afterAgent") };
   const limits = o.maxTurns !== undefined ? turnLimits(o.maxTurns, o.maxRecursionLimit) : turnLimits(o.recursionTurns ?? 100, o.maxRecursionLimit);
   const maxTurns = o.maxTurns !== undefined ? limits.maxTurns : undefined;
-  const exit = at.afterAgent.length > 0 ? NODE.afterAgent : END;
+  const hasAfterModel = at.afterModel.length > 0 || at.afterAgent.length > 0;
 
-  const capped = (s: State) => maxTurns !== undefined && ((s[TURNS] as number | undefined) ?? 0) >= maxTurns;
+  const turns = (s: State) => (s[TURNS] as number | undefined) ?? 0;
+  const capped = (s: State) => maxTurns !== undefined && turns(s) >= maxTurns;
   const toolSends = (s: State, calls: ToolCall[]) => calls.map((c) => new Send(NODE.tools, { ...s, lg_tool_call: c }));
-  const hooked = (point: HookPoint, s: State, config: Config) => runHooks(point, at[point], s, runtimeOf(config), reducers);
+  const round = (point: HookPoint, s: State, config: Config, written: Writes) => runHooks(point, at[point], s, runtimeOf(config), reducers, written);
+  const command = (written: Writes, view: State, goto: string | Send[]) => new Command({ update: roundWrites(written, reducers, view), goto });
+  const withCapMessage = (view: State, written: Writes) => applyUpdate(view, { messages: [turnCappedMessage(maxTurns!)] }, reducers, written) as State;
 
-  /** Where the run goes after the model answered (createAgent's after-model router, jumps first). */
-  const afterModelRoute = (s: State, jumpTo: JumpTarget | undefined): string | Send[] => {
-    if (jumpTo === "end") return exit;
-    if (jumpTo === "model") return capped(s) ? NODE.beforeModel : NODE.model;
-    const pending = unansweredCalls(s.messages);
-    if (jumpTo === "tools") return pending.length > 0 ? toolSends(s, pending) : exit;
-    const last = s.messages.at(-1);
-    if (!last || !AIMessage.isInstance(last) || !last.tool_calls?.length) return exit;
-    return pending.length > 0 ? toolSends(s, pending) : exit;
+  /** The run ends in this node: the afterAgent hooks, then END (or where one of them jumps). */
+  const exit = async (s: State, config: Config, written: Writes): Promise<Command> => {
+    const r = await round("afterAgent", s, config, written);
+    const view = r.state as State;
+    if (r.jumpTo === "model") return capped(view) ? command(written, withCapMessage(view, written), END) : command(written, view, NODE.model);
+    if (r.jumpTo === "tools") {
+      const pending = unansweredCalls(view.messages);
+      if (pending.length > 0) return command(written, view, toolSends(view, pending));
+    }
+    return command(written, view, END);
   };
 
-  const beforeAgent = async (s: State, config: Config) => {
-    const round = await hooked("beforeAgent", s, config);
-    const update: Array<[string, unknown]> = [...round.writes, [TURNS, 0]];
-    const view = { ...round.state, [TURNS]: 0 } as unknown as State;
-    const goto =
-      round.jumpTo === "end" ? exit : round.jumpTo === "model" ? NODE.model : round.jumpTo === "tools" ? toolSends(view, unansweredCalls(view.messages)) : NODE.beforeModel;
-    return new Command({ update, goto });
+  /** After the model answered and the afterModel hooks ran (createAgent's after-model router, jumps first). */
+  const afterModelRoute = (s: State, config: Config, written: Writes, jumpTo: JumpTarget | undefined): Promise<Command> | Command => {
+    if (jumpTo === "end") return exit(s, config, written);
+    if (jumpTo === "model") return command(written, s, capped(s) ? NODE.beforeModel : NODE.model);
+    const pending = unansweredCalls(s.messages);
+    if (jumpTo === "tools") return pending.length > 0 ? command(written, s, toolSends(s, pending)) : exit(s, config, written);
+    const last = s.messages.at(-1);
+    if (!last || !AIMessage.isInstance(last) || !last.tool_calls?.length || pending.length === 0) return exit(s, config, written);
+    return command(written, s, toolSends(s, pending));
   };
 
   const beforeModel = async (s: State, config: Config) => {
-    const last = s.messages.at(-1);
-    if (last && ToolMessage.isInstance(last) && last.status !== "error" && last.name && returnDirect.has(last.name)) return new Command({ goto: exit });
-    if (capped(s)) return new Command({ update: { messages: [turnCappedMessage(maxTurns!)] }, goto: exit });
-    const round = await hooked("beforeModel", s, config);
-    const view = round.state as State;
-    const goto =
-      round.jumpTo === "end" ? END : round.jumpTo === "tools" ? toolSends(view, unansweredCalls(view.messages)) : NODE.model;
-    return new Command({ update: round.writes, goto: Array.isArray(goto) && goto.length === 0 ? NODE.model : goto });
+    const written: Writes = [];
+    let view = s;
+    if (!s[STARTED]) {
+      // The run's first step: its beforeAgent hooks, then on as if from a node of their own.
+      view = applyUpdate(view, { [STARTED]: true }, reducers, written) as State;
+      const r = await round("beforeAgent", view, config, written);
+      view = r.state as State;
+      if (r.jumpTo === "end") return exit(view, config, written);
+      if (r.jumpTo === "model") return command(written, view, NODE.model);
+      if (r.jumpTo === "tools") {
+        const pending = unansweredCalls(view.messages);
+        if (pending.length > 0) return command(written, view, toolSends(view, pending));
+      }
+    }
+    const last = view.messages.at(-1);
+    if (last && ToolMessage.isInstance(last) && last.status !== "error" && last.name && returnDirect.has(last.name)) return exit(view, config, written);
+    if (capped(view)) return exit(withCapMessage(view, written), config, written);
+    const r = await round("beforeModel", view, config, written);
+    view = r.state as State;
+    if (r.jumpTo === "end") return command(written, view, END);
+    if (r.jumpTo === "tools") {
+      const pending = unansweredCalls(view.messages);
+      if (pending.length > 0) return command(written, view, toolSends(view, pending));
+    }
+    return command(written, view, NODE.model);
   };
 
   const model = async (s: State, config: Config) => {
     const answer = await callModel(s, config, runtimeOf(config));
-    const update = { messages: [answer], [TURNS]: ((s[TURNS] as number | undefined) ?? 0) + 1 };
-    const goto = hasAfterModel ? NODE.afterModel : afterModelRoute({ ...s, messages: [...s.messages, answer] }, undefined);
-    return new Command({ update, goto });
+    const update = { messages: [answer], [TURNS]: turns(s) + 1 };
+    if (hasAfterModel) return new Command({ update, goto: NODE.afterModel });
+    const written: Writes = [];
+    const view = applyUpdate(s, update, reducers, written) as State;
+    return afterModelRoute(view, config, written, undefined);
   };
 
   const afterModel = async (s: State, config: Config) => {
-    const round = await hooked("afterModel", s, config);
-    return new Command({ update: round.writes, goto: afterModelRoute(round.state as State, round.jumpTo) });
+    const written: Writes = [];
+    const r = await round("afterModel", s, config, written);
+    return afterModelRoute(r.state as State, config, written, r.jumpTo);
   };
 
   const runTools = async (input: State & { lg_tool_call?: ToolCall }, config: Config) => {
@@ -212,30 +245,12 @@ export function buildAgentGraph(o: AgentGraphOptions): AgentGraph {
     return new Command({ update: toolWrites(results), goto: NODE.beforeModel });
   };
 
-  const afterAgent = async (s: State, config: Config) => {
-    const round = await hooked("afterAgent", s, config);
-    const view = round.state as State;
-    if (round.jumpTo === "model") {
-      if (!capped(view)) return new Command({ update: round.writes, goto: NODE.model });
-      return new Command({ update: [...round.writes, ["messages", [turnCappedMessage(maxTurns!)]]], goto: END });
-    }
-    if (round.jumpTo === "tools") {
-      const pending = unansweredCalls(view.messages);
-      if (pending.length > 0) return new Command({ update: round.writes, goto: toolSends(view, pending) });
-    }
-    return new Command({ update: round.writes, goto: END });
-  };
-
-  const hasAfterModel = at.afterModel.length > 0;
-  const present = (...names: string[]) => [...new Set(names.filter((n) => n !== NODE.afterModel || hasAfterModel).filter((n) => n !== NODE.afterAgent || exit !== END))];
   const g = new StateGraph(schema as never) as unknown as GraphBuilder;
-  g.addNode(NODE.beforeAgent, beforeAgent, { ends: present(NODE.beforeModel, NODE.model, NODE.tools, exit) });
-  g.addNode(NODE.beforeModel, beforeModel, { ends: present(NODE.model, NODE.tools, exit, END) });
-  g.addNode(NODE.model, model, { ends: present(NODE.afterModel, NODE.tools, exit) });
-  if (hasAfterModel) g.addNode(NODE.afterModel, afterModel, { ends: present(NODE.tools, NODE.model, NODE.beforeModel, exit) });
+  g.addNode(NODE.beforeModel, beforeModel, { ends: [NODE.model, NODE.tools, END] });
+  g.addNode(NODE.model, model, { ends: hasAfterModel ? [NODE.afterModel] : [NODE.tools, NODE.model, NODE.beforeModel, END] });
+  if (hasAfterModel) g.addNode(NODE.afterModel, afterModel, { ends: [NODE.tools, NODE.model, NODE.beforeModel, END] });
   g.addNode(NODE.tools, runTools, { ends: [NODE.beforeModel] });
-  if (exit !== END) g.addNode(NODE.afterAgent, afterAgent, { ends: [NODE.model, NODE.tools, END] });
-  g.addEdge(START, NODE.beforeAgent);
+  g.addEdge(START, NODE.beforeModel);
   const graph = g.compile({ ...(o.checkpointer !== undefined ? { checkpointer: o.checkpointer } : {}) });
   return { graph, recursionLimit: limits.recursionLimit, ...(maxTurns !== undefined ? { maxTurns } : {}) };
 }

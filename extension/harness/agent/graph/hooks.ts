@@ -9,7 +9,7 @@
  * artifacts de-duplicated, viewed_images merged, …) before the next hook sees it; a `jumpTo` ends
  * the round there, as createAgent's routers skip the remaining hook nodes of that point.
  *
- * What the node writes back is the round's DELTA, never the whole state (createAgent's middleware
+ * What the node writes back is the rounds' DELTA, never the whole state (createAgent's middleware
  * nodes return `{...state, ...result}`, so every hook re-wrote every channel it declared, the whole
  * message list included): one write per channel, which LangGraph's reducers turn into exactly the
  * local view (see `roundWrites`).
@@ -46,8 +46,8 @@ interface Hook {
 export interface HookRound {
   /** The state after every hook of the round, with the reducers applied. */
   state: Record<string, unknown>;
-  /** One write per channel the round changed (for a Command update). */
-  writes: Array<[string, unknown]>;
+  /** Every hook's update, in order (`roundWrites` turns rounds into a node's writes). */
+  written: Array<[string, unknown]>;
   jumpTo?: JumpTarget;
 }
 
@@ -105,9 +105,23 @@ function asMessages(value: unknown): BaseMessage[] {
   });
 }
 
+/** Apply one update to a local view with the reducers; its write is appended to `written`. */
+export function applyUpdate(view: Record<string, unknown>, update: Record<string, unknown>, reducers: ReadonlyMap<string, Reducer>, written: Array<[string, unknown]>): Record<string, unknown> {
+  const next = { ...view };
+  for (const [key, raw] of Object.entries(update)) {
+    if (key === "jumpTo") continue;
+    const value = key === "messages" ? asMessages(raw) : raw;
+    const reduce = reducers.get(key);
+    next[key] = reduce ? reduce(next[key], value) : value;
+    written.push([key, value]);
+  }
+  return next;
+}
+
 /**
  * Run one hook point's hooks over `state`. Hooks see the state as the previous hooks left it;
- * the first `jumpTo` ends the round.
+ * the first `jumpTo` ends the round. `written` carries an earlier round's updates of the same
+ * node (a node may run two hook points: the run's first before_model runs beforeAgent first).
  */
 export async function runHooks(
   point: HookPoint,
@@ -115,9 +129,9 @@ export async function runHooks(
   state: Record<string, unknown>,
   runtime: HookRuntime,
   reducers: ReadonlyMap<string, Reducer>,
+  written: Array<[string, unknown]> = [],
 ): Promise<HookRound> {
   let view = state;
-  const written: Array<[string, unknown]> = [];
   for (const hook of hooks) {
     let result = (await hook.fn({ ...view }, runtime)) as Record<string, unknown> | undefined | null;
     if (!result) continue;
@@ -128,18 +142,10 @@ export async function runHooks(
       result = { ...((result.result as Record<string, unknown> | undefined) ?? {}), jumpTo: result.jumpTo };
     }
     const jumpTo = jumpTarget(result.jumpTo, hook, point);
-    const next = { ...view };
-    for (const [key, raw] of Object.entries(result)) {
-      if (key === "jumpTo") continue;
-      const value = key === "messages" ? asMessages(raw) : raw;
-      const reduce = reducers.get(key);
-      next[key] = reduce ? reduce(next[key], value) : value;
-      written.push([key, value]);
-    }
-    view = next;
-    if (jumpTo) return { state: view, writes: roundWrites(written, reducers, view), jumpTo };
+    view = applyUpdate(view, result, reducers, written);
+    if (jumpTo) return { state: view, written, jumpTo };
   }
-  return { state: view, writes: roundWrites(written, reducers, view) };
+  return { state: view, written };
 }
 
 /**

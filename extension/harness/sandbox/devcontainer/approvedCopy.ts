@@ -19,11 +19,18 @@
  * not code that runs on the host); compose files are named by their absolute workspace paths,
  * because compose resolves their own relative paths against where they are: they are in the
  * fingerprint and re-read right before `up`, which is the narrowest window we can give them.
+ *
+ * The copy also carries DeerFlow's own protection (protectedMounts.ts): the read-only mounts of
+ * the workspace's protected paths, appended to the config's `mounts`, and the
+ * `deerflow.protection` label through `runArgs`. They are not part of what the user approves (the
+ * fingerprint is of the user's files only, so an approval given before they existed still holds):
+ * they depend on the tree at each bring-up, and they only take away what the container may write.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
 import type { ConfigApprovals } from "./approvals.js";
 import type { ConfigSnapshot } from "./configSnapshot.js";
+import { mountArgs, PROTECTION_LABEL, type ProtectionPlan } from "./protectedMounts.js";
 
 export interface ApprovedCopy {
   /** The copied devcontainer.json, for `--config`. */
@@ -32,7 +39,7 @@ export interface ApprovedCopy {
   readonly idLabels: readonly string[];
 }
 
-export function writeApprovedCopy(approvals: ConfigApprovals, snapshot: ConfigSnapshot): ApprovedCopy {
+export function writeApprovedCopy(approvals: ConfigApprovals, snapshot: ConfigSnapshot, protection: ProtectionPlan): ApprovedCopy {
   approvals.ensureDir();
   const root = approvals.copyDir(snapshot.fingerprint);
   const folder = snapshot.workspaceFolder;
@@ -61,6 +68,8 @@ export function writeApprovedCopy(approvals: ConfigApprovals, snapshot: ConfigSn
   }
   const composeFiles = snapshot.files.filter((f) => f.role === "compose").map((f) => f.abs);
   if (composeFiles.length > 0) config.dockerComposeFile = composeFiles;
+  config.mounts = [...(Array.isArray(config.mounts) ? (config.mounts as unknown[]) : []), ...mountArgs(protection)];
+  config.runArgs = [...(Array.isArray(config.runArgs) ? (config.runArgs as unknown[]) : []), "--label", `${PROTECTION_LABEL}=${protection.hash}`];
 
   // Same relative place and name as in the workspace: the CLI accepts only (.)devcontainer.json.
   const configPath = copyOf(snapshot.files[0]!.rel);

@@ -72,6 +72,9 @@ export function devcontainerUp(options: DevcontainerUpOptions): Promise<Devconta
     "--workspace-folder", options.workspaceFolder,
     "--config", options.approved.configPath,
     ...options.approved.idLabels.flatMap((label) => ["--id-label", label]),
+    // Only the folder itself, never the repository root above it: the parent's .git would be
+    // writable in the container, outside the read-only mounts (protectedMounts.ts).
+    "--mount-workspace-git-root", "false",
     "--docker-path", options.dockerPath,
     "--include-merged-configuration",
     "--log-format", "json",

@@ -17,6 +17,8 @@ import { asError } from "./errors.js";
 
 /** How long a plain API call (not an exec stream) may take before the engine counts as hung. */
 const API_CALL_TIMEOUT_MS = 30_000;
+/** Removing a container deletes its writable layer: on the vfs driver or a busy disk, a full copy of the image. */
+const REMOVE_TIMEOUT_MS = 180_000;
 const PING_TIMEOUT_MS = 5_000;
 
 export class EngineHttpError extends Error {
@@ -50,10 +52,18 @@ export interface ContainerSummary {
   readonly Labels: Readonly<Record<string, string>>;
 }
 
+export interface ContainerMount {
+  readonly Type: string;
+  readonly Source: string;
+  readonly Destination: string;
+  readonly RW: boolean;
+}
+
 export interface ContainerInspect {
   readonly Id: string;
   readonly State: { readonly Running: boolean; readonly Status: string; readonly ExitCode: number };
-  readonly Config: { readonly Env: readonly string[] | null };
+  readonly Config: { readonly Env: readonly string[] | null; readonly Labels?: Readonly<Record<string, string>> | null };
+  readonly Mounts?: readonly ContainerMount[] | null;
 }
 
 export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env): string {
@@ -109,7 +119,7 @@ export class EngineApi {
   }
 
   async removeContainer(id: string): Promise<void> {
-    await this.call("DELETE", `/containers/${encodeURIComponent(id)}?force=1`, undefined, {});
+    await this.call("DELETE", `/containers/${encodeURIComponent(id)}?force=1`, undefined, { timeoutMs: REMOVE_TIMEOUT_MS });
   }
 
   /**

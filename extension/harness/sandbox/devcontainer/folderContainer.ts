@@ -20,6 +20,11 @@
  * user approved exactly it; `up` then runs on the approved copy (approvals.ts, approvedCopy.ts).
  * The container can edit the bind-mounted devcontainer.json, so an approval given once is never
  * taken to cover what the folder holds later.
+ *
+ * Protection: every bring-up also plans the read-only mounts of the workspace's protected paths
+ * (protectedMounts.ts), refuses a running container made without them, recreates a stopped one,
+ * and checks the mounts in the engine's description of the container before any command; every
+ * command is then bracketed by the watch of what the mounts could not cover (protectedWatch.ts).
  */
 import { posix } from "node:path";
 import { HarnessError } from "../../errors.js";
@@ -33,7 +38,9 @@ import { runContainerExec } from "./containerExec.js";
 import { devcontainerUp } from "./devcontainerCli.js";
 import { EngineHttpError, type EngineApi } from "./engineApi.js";
 import { ThreadViewGate } from "./threadViewGate.js";
-import { asError } from "./errors.js";
+import { checkProtection, createPlaceholders, planProtection, reuseVerdict, unprotected } from "./protectedMounts.js";
+import { ProtectedWatch, protectedChanges } from "./protectedWatch.js";
+import { raceAbort } from "./errors.js";
 
 export type DevContainerStatus = "stopped" | "starting" | "ready";
 
@@ -144,6 +151,8 @@ export class FolderContainer {
   private idleTimer: NodeJS.Timeout | undefined;
   private readonly lifetime = new AbortController();
   private readonly gate: ThreadViewGate;
+  /** What the current container's mounts do not cover, listed around every command. */
+  private watch: ProtectedWatch | undefined;
 
   constructor(private readonly options: FolderContainerOptions) {
     this.gate = new ThreadViewGate((threadId) => this.installView(threadId), () => this.generation);
@@ -206,7 +215,7 @@ export class FolderContainer {
         try {
           // The wait in the gate may have outlived a bring-up: use the container the view is in.
           up = this.up ?? up;
-          return await this.execIn(up, command, options);
+          return await this.watched(() => this.execIn(up, command, options), options.signal);
         } catch (err) {
           goneOrThrow(err);
           continue;
@@ -269,6 +278,16 @@ export class FolderContainer {
     await this.release().catch(() => undefined);
   }
 
+  /** The command, with what it created or changed among the protected paths the mounts do not cover. */
+  private async watched(run: () => Promise<ExecResult>, signal: AbortSignal | undefined): Promise<ExecResult> {
+    const watch = this.watch;
+    if (!watch) return run();
+    const before = await watch.snapshot(signal);
+    const result = await run();
+    const changes = protectedChanges(before, await watch.snapshot(signal));
+    return changes.length > 0 ? { ...result, protectedChanges: changes } : result;
+  }
+
   private async execIn(up: UpContainer, command: string, options: FolderExecOptions): Promise<ExecResult> {
     // The command's environment: the container's own, the approved config's remoteEnv, PWD and
     // the caller's extras, which pass the local sandbox's filter (exec.ts) like every host value.
@@ -310,11 +329,15 @@ export class FolderContainer {
     const { engine, workspaceFolder, approvals } = this.options;
     const signal = this.lifetime.signal;
     // Read once: what is checked is what the copy is written from, and what `up` then reads.
-    const approved = writeApprovedCopy(approvals, requireApproved(approvals));
+    const snapshot = requireApproved(approvals);
+    const plan = await planProtection(workspaceFolder, snapshot.config, signal);
+    const approved = writeApprovedCopy(approvals, snapshot, plan);
     await engine.ping(signal);
     const before = await engine.listContainers([`devcontainer.local_folder=${workspaceFolder}`], signal);
     const wasRunning = before.some((c) => c.State === "running");
-    this.emit({ status: "starting" });
+    const { recreate, fresh } = reuseVerdict(await engine.listContainers(approved.idLabels, signal), plan, removeExisting);
+    await createPlaceholders(plan);
+    this.emit({ status: "starting", ...(recreate && !removeExisting ? { detail: "Recreating the dev container with read-only mounts of .git, .vscode and the other protected paths" } : {}) });
     let up: UpContainer;
     try {
       const result = await devcontainerUp({
@@ -324,11 +347,21 @@ export class FolderContainer {
         socketPath: engine.socketPath,
         timeoutMs: this.options.bringUpTimeoutMs,
         signal,
-        removeExisting,
+        removeExisting: recreate,
         ...(this.options.cliPath ? { cliPath: this.options.cliPath } : {}),
         onProgress: (detail) => this.emit({ status: "starting", detail }),
       });
       const info = await engine.inspectContainer(result.containerId, signal);
+      // The engine's own word on the mounts, before any command: the CLI could have dropped them.
+      const protection = checkProtection(info, plan, fresh);
+      if (protection.problems.length > 0) {
+        // Not left behind for the next bring-up to take for one of ours.
+        if (!wasRunning) await engine.removeContainer(result.containerId).catch(() => undefined);
+        throw unprotected(workspaceFolder, protection.problems.join("; "));
+      }
+      this.watch = await ProtectedWatch.create(workspaceFolder, protection.mounted);
+      // The first listing reads every folder; done now, the first command finds the cache warm.
+      void this.watch.snapshot(signal).catch(() => undefined);
       const setup = await runContainerExec(engine, {
         containerId: result.containerId,
         cmd: ["sh", "-c", SETUP_SCRIPT, "sh", result.remoteWorkspaceFolder],
@@ -410,23 +443,4 @@ export class FolderContainer {
   private emit(event: Omit<DevContainerEvent, "workspaceFolder">): void {
     this.options.onEvent?.({ ...event, workspaceFolder: this.options.workspaceFolder });
   }
-}
-
-function raceAbort<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return promise;
-  if (signal.aborted) return Promise.reject(asError(signal.reason));
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = (): void => reject(asError(signal.reason));
-    signal.addEventListener("abort", onAbort, { once: true });
-    promise.then(
-      (v) => {
-        signal.removeEventListener("abort", onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener("abort", onAbort);
-        reject(asError(e));
-      },
-    );
-  });
 }

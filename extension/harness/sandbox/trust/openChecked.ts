@@ -10,7 +10,10 @@
  * - then asks where the open file really is: on Linux the kernel says it (`/proc/self/fd/N`),
  *   elsewhere the path must still lead, without links, to the same inode. Anything else is refused
  *   before a byte is read or written;
- * - accepts only regular files (a directory is EISDIR, as the tools expect).
+ * - accepts only regular files (a directory is EISDIR, as the tools expect);
+ * - for a write, accepts only a file with one name: a hard link planted in the workspace to
+ *   `.git/hooks/pre-commit` is the same inode under an innocent name, and no path check can see
+ *   the other names, so a file with more than one link is never written (or truncated).
  *
  * What remains: when a parent is swapped at the exact moment of a create, O_CREAT may leave an
  * empty, non-executable file where the link pointed; it is refused before anything is written.
@@ -31,6 +34,9 @@ const WRITE_FLAGS = O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK;
 export const PATH_SWAPPED_MESSAGE =
   "The path was replaced by a link while the harness opened it (something in the sandbox changed it); it was not used";
 export const NOT_REGULAR_FILE_MESSAGE = "Only regular files can be read or written, not a FIFO, socket or device";
+export const HARD_LINKED_MESSAGE =
+  "The file has more than one hard link: writing it would also change its other names, which no path check can see " +
+  "(one may be a git hook or a VS Code task). DeerFlow does not write through it; write a new file instead, or ask the user to remove the extra links";
 
 /** Where the kernel says an open fd points (Linux); undefined where the platform does not say. */
 function kernelPathOf(fd: number): string | undefined {
@@ -45,11 +51,15 @@ function isDirectoryError(): NodeJS.ErrnoException {
   return Object.assign(new Error("EISDIR: illegal operation on a directory"), { code: "EISDIR" });
 }
 
-/** Throws unless `fd` is the regular file at `expected` (absolute, link-free) right now. */
-export function checkOpened(fd: number, expected: string): void {
+/**
+ * Throws unless `fd` is the regular file at `expected` (absolute, link-free) right now; for a
+ * write (`purpose` "write"), also unless it is the file's only name.
+ */
+export function checkOpened(fd: number, expected: string, purpose: "read" | "write" = "read"): void {
   const info = fstatSync(fd);
   if (info.isDirectory()) throw isDirectoryError();
   if (!info.isFile()) throw new HarnessError("path_denied", NOT_REGULAR_FILE_MESSAGE);
+  if (purpose === "write" && info.nlink > 1) throw new HarnessError("path_denied", HARD_LINKED_MESSAGE);
   const actual = kernelPathOf(fd);
   if (actual !== undefined) {
     if (actual !== expected) throw new HarnessError("path_denied", PATH_SWAPPED_MESSAGE);
@@ -66,10 +76,10 @@ export function checkOpened(fd: number, expected: string): void {
   }
 }
 
-async function openHandle(path: string, flags: number): Promise<FileHandle> {
+async function openHandle(path: string, flags: number, purpose: "read" | "write"): Promise<FileHandle> {
   const handle = await open(path, flags, 0o666);
   try {
-    checkOpened(handle.fd, path);
+    checkOpened(handle.fd, path, purpose);
     return handle;
   } catch (err) {
     await handle.close();
@@ -79,7 +89,7 @@ async function openHandle(path: string, flags: number): Promise<FileHandle> {
 
 /** An open, checked handle for reading (grep reads a prefix first); the caller closes it. */
 export function openForRead(path: string): Promise<FileHandle> {
-  return openHandle(path, READ_FLAGS);
+  return openHandle(path, READ_FLAGS, "read");
 }
 
 export async function readFileChecked(path: string): Promise<Buffer> {
@@ -93,7 +103,7 @@ export async function readFileChecked(path: string): Promise<Buffer> {
 
 /** Overwrite (truncated only after the check) or append; the file is created when missing. */
 export async function writeFileChecked(path: string, data: string, mode: "overwrite" | "append"): Promise<void> {
-  const handle = await openHandle(path, WRITE_FLAGS | (mode === "append" ? O_APPEND : 0));
+  const handle = await openHandle(path, WRITE_FLAGS | (mode === "append" ? O_APPEND : 0), "write");
   try {
     if (mode === "overwrite") await handle.truncate(0);
     await handle.writeFile(data, "utf8");
@@ -131,17 +141,17 @@ export function readFileCheckedSync(path: string, maxBytes = Infinity): Buffer {
  * caller closes it.
  */
 export function openForUpdateSync(path: string): number {
-  return checkedOrClosed(openSync(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK), path);
+  return checkedOrClosed(openSync(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK), path, "write");
 }
 
 function createChecked(path: string): number {
-  return checkedOrClosed(openSync(path, WRITE_FLAGS | O_EXCL, 0o666), path);
+  return checkedOrClosed(openSync(path, WRITE_FLAGS | O_EXCL, 0o666), path, "write");
 }
 
 /** `fd` once checkOpened accepts it; closed (and the refusal thrown) otherwise. */
-function checkedOrClosed(fd: number, path: string): number {
+function checkedOrClosed(fd: number, path: string, purpose: "read" | "write"): number {
   try {
-    checkOpened(fd, path);
+    checkOpened(fd, path, purpose);
     return fd;
   } catch (err) {
     closeSync(fd);

@@ -15,13 +15,27 @@
  * - The rules apply at any depth (`sub/.git/hooks` runs when the user runs git in `sub`), inside
  *   the thread's uploads and outputs too; `.deerflow` only at the workspace root, where the
  *   harness keeps its thread data.
+ * - The same list (`ruleOfSegment`) decides what the dev container gets read-only
+ *   (devcontainer/protectedMounts.ts) and what is watched after every command there
+ *   (devcontainer/protectedWatch.ts): one list for the file tools and for the container.
  */
 import { relative, resolve, sep } from "node:path";
 import { HarnessError } from "../../errors.js";
 import type { ThreadDirs } from "../../threads/threadDirs.js";
 import { THREAD_DATA_DIR_NAME, isWithin, realPathAllowingMissing } from "../paths.js";
 
-export type ProtectedRuleId = "devcontainer" | "git" | "husky" | "vscode" | "thread_data";
+export type ProtectedRuleId =
+  | "devcontainer"
+  | "git"
+  | "husky"
+  | "vscode"
+  | "idea"
+  | "pre_commit"
+  | "lefthook"
+  | "code_workspace"
+  | "gitmodules"
+  | "envrc"
+  | "thread_data";
 
 export interface ProtectedRule {
   readonly id: ProtectedRuleId;
@@ -40,6 +54,16 @@ export const PROTECTED_RULES: Readonly<Record<ProtectedRuleId, ProtectedRule>> =
   git: { id: "git", pattern: ".git/**", reason: "git runs hooks and the commands in its config on the host" },
   husky: { id: "husky", pattern: ".husky/**", reason: "git hooks that run on the host" },
   vscode: { id: "vscode", pattern: ".vscode/**", reason: "VS Code runs its tasks and applies its settings on the host" },
+  idea: { id: "idea", pattern: ".idea/**", reason: "JetBrains IDEs run the run configurations and tool settings kept here on the host" },
+  pre_commit: { id: "pre_commit", pattern: ".pre-commit-config.yaml", reason: "pre-commit runs the hooks it lists on the host at the next commit" },
+  lefthook: {
+    id: "lefthook",
+    pattern: "lefthook.yml, .lefthook.yml (and their -local, .yaml, .toml, .json forms)",
+    reason: "lefthook runs the commands it lists as git hooks on the host",
+  },
+  code_workspace: { id: "code_workspace", pattern: "*.code-workspace", reason: "opening it in VS Code applies its settings and tasks on the host" },
+  gitmodules: { id: "gitmodules", pattern: ".gitmodules", reason: "git clones and checks out the submodules it names on the host" },
+  envrc: { id: "envrc", pattern: ".envrc", reason: "direnv runs it in the user's shell on the host when they enter the folder" },
   thread_data: {
     id: "thread_data",
     pattern: `${THREAD_DATA_DIR_NAME}/** outside this thread's uploads and outputs`,
@@ -54,7 +78,47 @@ const SEGMENT_RULES = new Map<string, ProtectedRule>([
   [".git", PROTECTED_RULES.git],
   [".husky", PROTECTED_RULES.husky],
   [".vscode", PROTECTED_RULES.vscode],
+  [".idea", PROTECTED_RULES.idea],
+  [".pre-commit-config.yaml", PROTECTED_RULES.pre_commit],
+  [".gitmodules", PROTECTED_RULES.gitmodules],
+  [".envrc", PROTECTED_RULES.envrc],
 ]);
+
+/** Every name lefthook reads its configuration from (its docs: the file and its local override). */
+const LEFTHOOK_NAME = /^\.?lefthook(-local)?\.(ya?ml|toml|json|jsonc)$/;
+const CODE_WORKSPACE_SUFFIX = ".code-workspace";
+const PRINTABLE_ASCII = /^[\x20-\x7e]*$/;
+
+/**
+ * The rule one path segment falls under (at any depth), or undefined. `.deerflow` is not here: it
+ * is protected only at the workspace root, which `classifyWrite` decides from the whole path.
+ */
+export function ruleOfSegment(segment: string): ProtectedRule | undefined {
+  // Fast path for the common case (the container's watch asks for every name in the tree): a
+  // printable-ASCII name that cannot fold onto any protected name. Only NFKC can turn other
+  // characters into these (a fullwidth full stop into "."), so anything else takes the full fold.
+  if (PRINTABLE_ASCII.test(segment) && segment[0] !== ".") {
+    const lower = segment.toLowerCase();
+    if (!lower.includes("lefthook") && !lower.includes(CODE_WORKSPACE_SUFFIX)) return undefined;
+  }
+  const folded = foldSegment(segment);
+  const exact = SEGMENT_RULES.get(folded);
+  if (exact) return exact;
+  if (LEFTHOOK_NAME.test(folded)) return PROTECTED_RULES.lefthook;
+  if (folded.endsWith(CODE_WORKSPACE_SUFFIX) && folded.length > CODE_WORKSPACE_SUFFIX.length) return PROTECTED_RULES.code_workspace;
+  return undefined;
+}
+
+/**
+ * A protected path that a command in the dev container created or changed although the
+ * container's read-only mounts should have stopped it (devcontainer/protectedWatch.ts).
+ */
+export interface ProtectedChange {
+  /** Workspace-relative, `/` separators. */
+  readonly rel: string;
+  readonly rule: ProtectedRuleId;
+  readonly change: "created" | "changed";
+}
 
 export type WriteClass =
   | { readonly protected: false }
@@ -73,7 +137,7 @@ export function foldSegment(segment: string): string {
 
 function bySegments(segments: readonly string[]): WriteClass {
   for (const segment of segments) {
-    const rule = SEGMENT_RULES.get(foldSegment(segment));
+    const rule = ruleOfSegment(segment);
     if (rule) return { protected: true, rule };
   }
   return NOT_PROTECTED;

@@ -36,6 +36,8 @@ export interface TreeWalkOptions {
   readonly signal?: AbortSignal;
   /** Entries skipped along with everything below them; `relDir` is their folder ("" = root). */
   readonly ignore?: (name: string, relDir: string) => boolean;
+  /** Folders visited but not entered when this says no (the dev container's protected folders). */
+  readonly enter?: (entry: TreeEntry) => boolean;
 }
 
 /** Return false to stop the walk. */
@@ -84,7 +86,7 @@ async function listFolder(dir: string, relDir: string, ignore: TreeWalkOptions["
 }
 
 export async function walkTree(root: string, visit: TreeVisitor, options: TreeWalkOptions = {}): Promise<void> {
-  const { signal, ignore } = options;
+  const { signal, ignore, enter } = options;
   const maxDepth = options.maxDepth ?? Infinity;
   const seen = new Set<string>();
   const stack: Pending[] = [{ dir: root, rel: "", depth: 1 }];
@@ -114,7 +116,7 @@ export async function walkTree(root: string, visit: TreeVisitor, options: TreeWa
       }
     }
     if (depth >= maxDepth) continue;
-    const descend = folders.filter((e) => !e.isSymlink);
+    const descend = folders.filter((e) => !e.isSymlink && (enter?.(e) ?? true));
     for (let i = descend.length - 1; i >= 0; i -= 1) {
       const next = descend[i] as TreeEntry;
       stack.push({ dir: next.path, rel: next.rel, depth: depth + 1 });

@@ -41,4 +41,25 @@ CREATE TABLE IF NOT EXISTS memory_processor (
   expires_at INTEGER NOT NULL
 );`,
   },
+  {
+    name: "memory scopes and the extraction watermark",
+    // Issue 21/22. `workspace`: the real path of the folder whose thread the conversation is; what
+    // is extracted from it is scoped there (memory/scope.ts). Rows queued before scopes existed
+    // name no folder, so nothing learnt from them could be scoped: they are dropped (at most one
+    // debounce's worth of conversation per thread; the threads themselves are untouched).
+    // `memory_watermarks`: per thread, the keys of the messages already extracted (a JSON array,
+    // newest last, bounded by memory/queue.ts): only messages after them are sent again, so a
+    // fact the user deleted does not come back from the same old turns (DeerFlow's watermark,
+    // kept on disk because a CLI run is one process). Deleting a thread deletes its rows in both
+    // tables (store/deleteThread.ts).
+    sql: `
+DELETE FROM memory_queue;
+ALTER TABLE memory_queue ADD COLUMN workspace TEXT NOT NULL DEFAULT '';
+CREATE INDEX IF NOT EXISTS memory_queue_by_thread ON memory_queue (thread_id);
+CREATE TABLE IF NOT EXISTS memory_watermarks (
+  thread_id  TEXT PRIMARY KEY,
+  extracted  TEXT NOT NULL CHECK (json_valid(extracted)),
+  updated_at INTEGER NOT NULL
+);`,
+  },
 ];

@@ -5,6 +5,10 @@
  * absolute paths are validated, virtual paths rewritten to host paths, and it runs in the
  * workspace. Container sandbox: the command runs as written (the virtual paths exist there).
  * Output: host paths masked, then middle-truncated to 20000 chars.
+ *
+ * A command in the dev container that created or changed a protected path its read-only mounts
+ * could not cover (devcontainer/protectedWatch.ts) gets an error notice after its output, and the
+ * result is flagged (`PROTECTED_CHANGES_KEY`): SandboxAudit ends the run before the next step.
  */
 import { tool, type ToolRuntime } from "langchain";
 import { z } from "zod";
@@ -13,7 +17,11 @@ import { validateLocalBashCommandPaths } from "../../sandbox/commandValidation.j
 import { maskLocalPathsInOutput, replaceVirtualPathsInCommand } from "../../sandbox/paths.js";
 import { DEFAULT_COMMAND_TIMEOUT_MS } from "../../sandbox/exec.js";
 import { formatExecResult, sanitizeError, truncateBashOutput } from "./output.js";
-import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
+import { runSandboxTool, type FlaggedText, type SandboxToolDeps } from "./runtime.js";
+import { changesNotice } from "../../sandbox/devcontainer/protectedWatch.js";
+
+/** additional_kwargs of a bash result: the protected paths its command created or changed. */
+export const PROTECTED_CHANGES_KEY = "deerflow_protected_changes";
 
 /** DeerFlow's LOCAL_HOST_BASH_DISABLED_MESSAGE, pointing at our switches instead of config.yaml. */
 export const HOST_BASH_DISABLED_MESSAGE =
@@ -62,7 +70,10 @@ export function createBashTool(deps: SandboxToolDeps) {
             timeoutMs: deps.bashTimeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS,
             ...(signal ? { signal } : {}),
           });
-          return truncateBashOutput(maskLocalPathsInOutput(formatExecResult(result), dirs));
+          const text = truncateBashOutput(maskLocalPathsInOutput(formatExecResult(result), dirs));
+          const changes = result.protectedChanges;
+          if (!changes || changes.length === 0) return text;
+          return { text: text + changesNotice(changes), kwargs: { [PROTECTED_CHANGES_KEY]: changes } } satisfies FlaggedText;
         } catch (err) {
           // A sandbox that failed in a known way (no engine, container lost) says so in its own
           // words; anything else is unexpected.

@@ -37,6 +37,15 @@ export interface SandboxToolDeps {
   readonly protectedWritesAllowed?: ReadonlySet<string>;
 }
 
+/**
+ * A tool result that carries facts for the middlewares beside its text (the bash tool's
+ * protected-path changes, read by SandboxAudit). The text is what the model reads.
+ */
+export interface FlaggedText {
+  readonly text: string;
+  readonly kwargs: Readonly<Record<string, unknown>>;
+}
+
 /** The slice of ToolRuntime the sandbox tools read; everything optional so a bare invoke works. */
 export interface SandboxToolRuntime {
   readonly state?: unknown;
@@ -71,8 +80,8 @@ export async function runSandboxTool(
   name: string,
   deps: SandboxToolDeps,
   runtime: SandboxToolRuntime | undefined,
-  body: (ctx: ToolContext) => Promise<string>,
-): Promise<string | Command> {
+  body: (ctx: ToolContext) => Promise<string | FlaggedText>,
+): Promise<string | ToolMessage | Command> {
   let sandbox: Sandbox | undefined;
   let acquiredId: string | undefined;
   try {
@@ -92,25 +101,30 @@ export async function runSandboxTool(
 
   const toolCallId = runtime?.toolCallId ?? runtime?.toolCall?.id;
   let content: string;
+  let kwargs: Readonly<Record<string, unknown>> | undefined;
   try {
-    content = await body({
+    const reply = await body({
       sandbox,
       files: sandbox.files ?? deps.hostFiles ?? new HostFiles(deps.dirs),
       dirs: deps.dirs,
       signal: runtime?.signal,
       writeOptions: { allowProtected: toolCallId !== undefined && (deps.protectedWritesAllowed?.has(toolCallId) ?? false) },
     });
+    if (typeof reply === "string") content = reply;
+    else ({ text: content, kwargs } = reply);
   } catch (err) {
     content = `Error: Unexpected error in ${name}: ${sanitizeError(err, deps.dirs)}`;
   }
   // Safety net: even a host path the model typed itself is answered in its virtual form.
   content = maskLocalPathsInOutput(content, deps.dirs);
 
-  if (acquiredId === undefined || toolCallId === undefined) return content;
+  if (toolCallId === undefined) return content;
+  const message = kwargs ? new ToolMessage({ content, tool_call_id: toolCallId, name, additional_kwargs: { ...kwargs } }) : undefined;
+  if (acquiredId === undefined) return message ?? content;
   return new Command({
     update: {
       sandbox: { sandbox_id: acquiredId },
-      messages: [new ToolMessage({ content, tool_call_id: toolCallId, name })],
+      messages: [message ?? new ToolMessage({ content, tool_call_id: toolCallId, name })],
     },
   });
 }

@@ -4,10 +4,11 @@
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
-import { mkdirSync, openSync, closeSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync } from "node:fs";
+import { mkdirSync, openSync, closeSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync, linkSync } from "node:fs";
 import { join } from "node:path";
 import { HarnessError } from "../../../../extension/harness/errors.js";
 import {
+  HARD_LINKED_MESSAGE,
   NOT_REGULAR_FILE_MESSAGE,
   PATH_SWAPPED_MESSAGE,
   checkOpened,
@@ -83,4 +84,20 @@ test("FIFOs planted in the workspace never hang a read, a write, grep or read_fi
   assert.throws(() => readFileCheckedSync(join(ws, "report.md")), { code: "ELOOP" });
   assert.equal(readFileCheckedSync(join(ws, "host-secret"), 9).toString(), "# private");
   rmSync(fifo);
+});
+
+test("a file with a second hard link is read but never written, appended or truncated", async () => {
+  mkdirSync(join(ws, ".git", "hooks"), { recursive: true });
+  const hook = join(ws, ".git", "hooks", "post-checkout");
+  writeFileSync(hook, "#!/bin/sh\nexit 0\n");
+  const alias = join(ws, "innocent.sh");
+  linkSync(hook, alias);
+  assert.equal((await readFileChecked(alias)).toString(), "#!/bin/sh\nexit 0\n", "reading is harmless");
+  await assert.rejects(writeFileChecked(alias, "#!/bin/sh\ntouch /tmp/pwned\n", "overwrite"), refused(HARD_LINKED_MESSAGE));
+  await assert.rejects(writeFileChecked(alias, "touch /tmp/pwned\n", "append"), refused(HARD_LINKED_MESSAGE));
+  assert.equal(readFileSync(hook, "utf8"), "#!/bin/sh\nexit 0\n");
+  // With the extra name gone, the same file is an ordinary one again.
+  rmSync(hook);
+  await writeFileChecked(alias, "fine\n", "overwrite");
+  assert.equal(readFileSync(alias, "utf8"), "fine\n");
 });

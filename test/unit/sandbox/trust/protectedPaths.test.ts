@@ -38,6 +38,21 @@ test("each protected place is classified with its rule, at any depth", () => {
     [".husky/pre-commit", "husky"],
     [".vscode/tasks.json", "vscode"],
     [".vscode/settings.json", "vscode"],
+    [".idea/workspace.xml", "idea"],
+    [".idea", "idea"],
+    [".pre-commit-config.yaml", "pre_commit"],
+    ["lefthook.yml", "lefthook"],
+    [".lefthook.yml", "lefthook"],
+    ["lefthook.yaml", "lefthook"],
+    ["lefthook-local.yml", "lefthook"],
+    [".lefthook-local.toml", "lefthook"],
+    [".config/lefthook.yml", "lefthook"],
+    ["team.code-workspace", "code_workspace"],
+    ["tools/all.code-workspace", "code_workspace"],
+    [".gitmodules", "gitmodules"],
+    [".envrc", "envrc"],
+    ["services/api/.envrc", "envrc"],
+    ["packages/app/.pre-commit-config.yaml", "pre_commit"],
     [".deerflow/.gitignore", "thread_data"],
     [".deerflow/threads/other/outputs/x.txt", "thread_data"],
     [".deerflow/threads/t1/notes.txt", "thread_data"],
@@ -46,6 +61,11 @@ test("each protected place is classified with its rule, at any depth", () => {
     [".github/workflows/ci.yml", undefined],
     [".vscode-test/run.js", undefined],
     ["docs/.deerflow/x", undefined],
+    [".code-workspace", undefined],
+    ["lefthook.md", undefined],
+    ["pre-commit-config.yaml", undefined],
+    [".envrc.example", undefined],
+    [".ideas/x", undefined],
   ];
   for (const [rel, expected] of cases) assert.equal(ruleOf(join(ws, rel)), expected, rel);
 });
@@ -61,6 +81,9 @@ test("names are compared as a case-insensitive volume sees them", () => {
     [".hu\u017Fky/pre-commit", "husky"], // the long s folds onto s
     [".hus\u212Ay/pre-commit", "husky"], // the Kelvin sign folds onto k
     [".VSCode/tasks.json", "vscode"],
+    ["Team.Code-Workspace", "code_workspace"],
+    ["LeftHook.YML", "lefthook"],
+    [".ENVRC", "envrc"],
     [".DeerFlow/threads/t1/outputs/x", "thread_data"],
   ];
   for (const [rel, expected] of cases) assert.equal(ruleOf(join(ws, rel)), expected, rel);
