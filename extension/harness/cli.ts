@@ -14,6 +14,7 @@ import { deleteCommand } from "./cli/delete.js";
 import { changesCommand, revertCommand } from "./cli/changes.js";
 import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
+import { mcpCommand } from "./cli/mcp.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
@@ -35,9 +36,9 @@ const USAGE = `Usage:
                    and the config's subagents.custom_agents; config key subagents.enabled);
                    their events carry data.task_id.
                    --approval sets what runs without asking, per tool class (read, write,
-                   protected, shell, other) as auto, ask or deny; defaults: read=auto,
+                   protected, shell, mcp, other) as auto, ask or deny; defaults: read=auto,
                    write=auto, protected=ask, shell=ask on the host (auto in a dev container),
-                   other=ask. A call that asks pauses the run (stop_reason "approval").
+                   mcp=ask, other=ask. A call that asks pauses the run (stop_reason "approval").
                    A thread waiting on approval refuses a new run unless --multitask interrupt,
                    which rejects the pending calls first.
                    The API key comes from the environment (OPENAI_API_KEY or the model's
@@ -93,6 +94,16 @@ const USAGE = `Usage:
                    approved (devcontainer.json, its Dockerfile/compose files, local features,
                    the scripts its initializeCommand names). approve prints what it approves,
                    including the commands that run on this machine, and records it.
+  deerflow mcp list    --workspace DIR [--no-start] [--sandbox auto|local|devcontainer] [--data-dir DIR]
+  deerflow mcp approve --workspace DIR [--server NAME [--fingerprint SHA]] [--data-dir DIR]
+                   MCP servers: DeerFlow's extensions_config.json in the data dir (yours: they
+                   start as configured), the folder's .deerflow/extensions_config.json and
+                   .vscode/mcp.json (the workspace's: each starts only once approved as it is
+                   now; an edit asks again). list starts them (stdio ones where the sandbox is:
+                   inside an approved dev container) and prints each with its state, tools or
+                   reason as one JSON object. Their tools (<server>_<tool>) join every run; a
+                   call asks by default (--approval mcp=auto|ask|deny). tool_search.enabled (or
+                   more than tool_search.auto_threshold MCP tools) defers them behind tool_search.
 
 Configuration: DeerFlow's config.yaml in the data dir (or config.json, or the file DEERFLOW_CONFIG
 names), DeerFlow's keys; $NAME values come from the environment. Keys this port does not
@@ -124,6 +135,8 @@ async function main(argv: string[]): Promise<number> {
       return memoryCommand(rest);
     case "devcontainer":
       return devcontainerCommand(rest);
+    case "mcp":
+      return mcpCommand(rest);
     case "changes":
       return changesCommand(rest);
     case "revert":

@@ -36,6 +36,11 @@ export class McpApprovals {
     this.consents = new FingerprintConsents(dataDir, workspaceFolder, "mcp", KEEP);
   }
 
+  /** `<data-dir>/workspaces/<key>/mcp`: the consents, and what the MCP subsystem keeps beside them. */
+  get dir(): string {
+    return this.consents.dir;
+  }
+
   has(def: McpServerDefinition): boolean {
     return this.consents.has(def.fingerprint);
   }

@@ -38,6 +38,7 @@ import type { WorkerResult } from "./worker.js";
 import { endRun } from "./ending.js";
 import { resolvePolicy, type PolicyOverrides } from "../approvals/policy.js";
 import type { MemoryWiring } from "../memory/hooks.js";
+import type { McpRunSource } from "../mcp/runTools.js";
 
 export interface LaunchSandbox {
   provider: SandboxProvider;
@@ -60,6 +61,8 @@ export interface LaunchServices {
   approval?: PolicyOverrides;
   /** Long-term memory (issue 15); absent → off for this run: no injection, no extraction. */
   memory?: MemoryWiring;
+  /** The folder's MCP servers for a run in this sandbox (issue 23; mcp/open.ts); absent → no MCP tools. */
+  mcp?: (sandbox: LaunchSandbox) => McpRunSource | undefined;
 }
 
 export interface LaunchRequest extends Omit<StartRunRequest, "files"> {
@@ -136,6 +139,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
 
   // 4. The worker. A failure it did not catch still ends the run (never left `running`).
   const runId = admission.run.run_id;
+  const mcp = s.mcp?.(sandbox);
   const done = executeRun(
     {
       manager: s.manager,
@@ -146,6 +150,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
       sandboxKind: sandbox.kind,
       ...(s.bashTimeoutMs !== undefined ? { bashTimeoutMs: s.bashTimeoutMs } : {}),
       ...(s.memory ? { memory: s.memory } : {}),
+      ...(mcp ? { mcp } : {}),
     },
     admission,
     context,
