@@ -92,7 +92,7 @@ test("--approval mcp=auto runs an MCP tool without asking: server-filesystem rea
   assert.ok(!r.lines.some((l) => l.event === "custom" && l.data.type === "approval_requested"));
   const results = toolMessages(r.requests[1]);
   assert.equal(results[0]?.tool_call_id, "call_read");
-  assert.match(String(results[0]?.content), /hello from the workspace/);
+  assert.match(JSON.stringify(results[0]?.content), /hello from the workspace/);
 });
 
 test("workspace servers (.vscode/mcp.json, .deerflow/extensions_config.json) do not start before mcp approve; an edit asks again", async () => {
