@@ -12,7 +12,7 @@ import type { McpToolInfo } from "../mcp/tools.js";
 /** Tools that only read the thread's files, or change nothing outside the thread's own state. */
 const READ_TOOLS = new Set(["ls", "read_file", "glob", "grep", "view_image", "present_files"]);
 /** The harness's own control tools: they end a turn or keep a list in state; nothing runs. */
-const CONTROL_TOOLS = new Set(["ask_clarification", "write_todos"]);
+const CONTROL_TOOLS = new Set(["ask_clarification", "write_todos", "tool_search"]);
 const WRITE_TOOLS = new Set(["write_file", "str_replace"]);
 
 export interface CallClass {

@@ -115,6 +115,7 @@ export const THREAD_STATE_KEYS = [
   "viewed_images",
   "pending_approvals",
   "approval_always_allow",
+  "promoted",
   "summary_text",
   "summary_upto",
   "thread_data",
