@@ -13,6 +13,7 @@ import type { FinalRunStatus } from "../../protocol/events.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { HarnessError, errorMessage } from "../errors.js";
 import { launchRun, type LaunchRequest } from "../runs/launcher.js";
+import { toolSearchSettings } from "../mcp/open.js";
 import { endRun } from "../runs/ending.js";
 import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.js";
 import type { StoredEvent } from "../store/events.js";
@@ -118,6 +119,7 @@ export class Runs {
         // The user's policy from user/machine settings (the host never sends workspace values).
         ...(this.session.settings.approval ? { approval: this.session.settings.approval } : {}),
         ...(memory ? { memory } : {}),
+        mcp: (sandbox) => ({ registry: this.workspaces.mcpRegistry(ws, sandbox), toolSearch: toolSearchSettings(config.tool_search) }),
       },
       // Every model of the run (lead, title, summary, subagent types) gets the key held for its own api_key_env.
       { ...p, planMode: p.planMode ?? false, heldKey: (source) => this.session.apiKey(source) },
