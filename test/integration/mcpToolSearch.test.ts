@@ -2,7 +2,8 @@
 // real registry servers (filesystem and everything twice each, and memory). Past the automatic
 // threshold (40 MCP tools) their schemas stay out of the request: the model sees their names in
 // <available-deferred-tools>, a call to one it has not fetched gets DeerFlow's error, and
-// `tool_search("select:…")` promotes it (kept in state) so it is offered and runs.
+// `tool_search("select:…")` promotes it (kept in state) so it is offered and runs. Under the default
+// policy: a call to a hidden tool is never put to the user, and tool_search itself never asks.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -19,7 +20,7 @@ before(() => {
   const everything = { command: "node", args: [pkg("server-everything"), "stdio"] };
   writeFileSync(
     join(d.dataDir, "extensions_config.json"),
-    JSON.stringify({ mcpServers: { fs, fs2: fs, ev: everything, ev2: everything, memory: { command: "node", args: [pkg("server-memory")], env: { MEMORY_FILE_PATH: join(d.dataDir, "memory.jsonl") } } } }),
+    JSON.stringify({ mcpServers: { fs, fs2: fs, ev: { ...everything, always_allow: ["echo"] }, ev2: everything, memory: { command: "node", args: [pkg("server-memory")], env: { MEMORY_FILE_PATH: join(d.dataDir, "memory.jsonl") } } } }),
   );
 });
 
@@ -33,17 +34,19 @@ test("past 40 MCP tools they are deferred: names in the prompt, DeerFlow's error
     model,
     d,
     [
-      { toolCalls: [{ id: "early", name: "ev_echo", args: { message: "too soon" } }] },
+      { toolCalls: [{ id: "early", name: "ev2_echo", args: { message: "too soon" } }] },
       { toolCalls: [{ id: "search", name: "tool_search", args: { query: "select:ev_echo,fs_list_allowed_directories" } }] },
       { toolCalls: [{ id: "late", name: "ev_echo", args: { message: "now" } }] },
       { toolCalls: [{ id: "kw", name: "tool_search", args: { query: "+memory entities" } }] },
       { content: "Done." },
     ],
     "Echo something.",
-    ["--approval", "mcp=auto"],
   );
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.end?.data.status, "success");
+  // Default policy (mcp=ask): the unpromoted call was answered by DeerFlow's error, not put to the
+  // user; ev's echo ran without asking because the user's own config lists it in always_allow.
+  assert.ok(!r.lines.some((l) => l.event === "custom" && l.data.type === "approval_requested"), "nobody was asked");
   const statuses = r.lines.filter((l) => l.event === "custom" && l.data.type === "mcp_status" && l.data.state === "ready");
   const total = statuses.reduce((n, l) => n + (l.data.tools as number), 0);
   assert.ok(total >= 60, `at least 60 MCP tools (${total})`);
@@ -57,7 +60,7 @@ test("past 40 MCP tools they are deferred: names in the prompt, DeerFlow's error
 
   assert.equal(
     toolResult(r.requests[1], "early"),
-    "Error: Tool 'ev_echo' is deferred and has not been promoted yet. Call tool_search first to expose and promote this tool's schema, then retry.",
+    "Error: Tool 'ev2_echo' is deferred and has not been promoted yet. Call tool_search first to expose and promote this tool's schema, then retry.",
   );
   const schemas = JSON.parse(String(toolResult(r.requests[2], "search"))) as Array<{ name: string }>;
   assert.deepEqual(schemas.map((s) => s.name).sort(), ["ev_echo", "fs_list_allowed_directories"]);

@@ -115,7 +115,7 @@ import { summarizationMiddleware, type SummarizationOptions } from "../middlewar
 import { durableContextMiddleware } from "../middlewares/durableContext.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { mcpRoutingMiddleware } from "../middlewares/mcpRouting.js";
-import { deferredToolFilterMiddleware } from "../middlewares/deferredToolFilter.js";
+import { deferredToolFilterMiddleware, hiddenTools } from "../middlewares/deferredToolFilter.js";
 import type { DeferredSetup } from "../mcp/deferred.js";
 import type { ChainSettings } from "../config/sections.js";
 
@@ -182,7 +182,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
-    approvalMiddleware(approval), // [9]
+    approvalMiddleware(ctx.deferred ? { ...approval, deferredHidden: (state) => hiddenTools(ctx.deferred!, state) } : approval), // [9] (a hidden deferred call: [25] answers it)
     sandboxAuditMiddleware(), // [10]
     (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
