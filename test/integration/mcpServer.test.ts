@@ -4,11 +4,11 @@
 // result reaches the model; the server's session is kept for the thread's next run (no respawn).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { startModelServer, type ModelServer, type ScriptedReply } from "../fixtures/modelServer.js";
 import { sandboxDirs, type Dirs } from "./helpers/cli.js";
-import { settings, startHarness, type HarnessProcess } from "./helpers/server.js";
+import { errorOf, settings, startHarness, type HarnessProcess } from "./helpers/server.js";
 
 const EVERYTHING = resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
 let model: ModelServer;
@@ -63,4 +63,24 @@ test("a panel run: the MCP call pauses with its card, runs/decide runs it, the r
   // The harness keeps the folder's servers between runs: the second run finds it ready, never starts it again.
   const states = decided.events.filter((e) => e.event === "custom" && (e.data as Record<string, unknown>).type === "mcp_status").map((e) => (e.data as Record<string, unknown>).state);
   assert.deepEqual(states, ["ready"]);
+});
+
+test("mcp/list and mcp/approve: the panel's view of the folder's servers, and its Allow for a workspace server by fingerprint", async () => {
+  const listed = await h.request("mcp/list", { workspaceFolder: d.workspace });
+  const everything = listed.servers.find((s) => s.name === "everything");
+  assert.equal(everything?.state, "ready", "started by the run before, kept by the harness");
+  assert.ok(everything.tools.some((t) => t.name === "everything_echo"));
+
+  mkdirSync(join(d.workspace, ".vscode"), { recursive: true });
+  writeFileSync(join(d.workspace, ".vscode", "mcp.json"), JSON.stringify({ servers: { wsev: { command: "node", args: [EVERYTHING, "stdio"] } } }));
+  const waiting = (await h.request("mcp/list", { workspaceFolder: d.workspace })).servers.find((s) => s.name === "wsev");
+  assert.equal(waiting?.state, "needs_approval");
+  const wrong = await errorOf(h.request("mcp/approve", { workspaceFolder: d.workspace, server: "wsev", fingerprint: "0".repeat(64) }));
+  assert.equal(wrong.data?.code, "mcp_config_changed");
+  assert.equal((await errorOf(h.request("mcp/approve", { workspaceFolder: d.workspace, server: "nope", fingerprint: waiting.fingerprint }))).data?.code, "mcp_server_not_found");
+  const approved = await h.request("mcp/approve", { workspaceFolder: d.workspace, server: "wsev", fingerprint: waiting.fingerprint });
+  assert.equal(approved.state, "stopped");
+  const started = (await h.request("mcp/list", { workspaceFolder: d.workspace, start: true })).servers.find((s) => s.name === "wsev");
+  assert.equal(started?.state, "ready", JSON.stringify(started));
+  assert.ok(started.tools.some((t) => t.name === "wsev_echo"));
 });

@@ -125,6 +125,12 @@ export class Workspaces {
     return registry;
   }
 
+  /** A deleted thread's MCP sessions end, in every registry of its folder. */
+  async closeMcpThread(ws: OpenWorkspace, threadId: string): Promise<void> {
+    const mine = [...this.mcp.entries()].filter(([key]) => key.startsWith(`${ws.folder}\0`)).map(([, r]) => r);
+    await Promise.allSettled(mine.map((r) => r.closeThread(threadId)));
+  }
+
   private untrusted(ws: OpenWorkspace): SandboxProvider {
     const key = `${ws.folder}\0untrusted`;
     let p = this.providers.get(key);
