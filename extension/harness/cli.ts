@@ -101,7 +101,7 @@ const USAGE = `Usage:
                    .vscode/mcp.json (the workspace's: each starts only once approved as it is
                    now; an edit asks again). list starts them (stdio ones where the sandbox is:
                    inside an approved dev container) and prints each with its state, tools or
-                   reason as one JSON object. Their tools (<server>_<tool>) join every run; a
+                   reason, one JSON line per server. Their tools (<server>_<tool>) join every run; a
                    call asks by default (--approval mcp=auto|ask|deny). tool_search.enabled (or
                    more than tool_search.auto_threshold MCP tools) defers them behind tool_search.
 

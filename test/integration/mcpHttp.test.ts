@@ -62,7 +62,7 @@ test("mcp list: server-everything over streamable HTTP is ready with its tools",
   const r = await runCli(["mcp", "list", "--workspace", d.workspace, "--data-dir", d.dataDir]);
   assert.equal(r.code, 0, r.stderr);
   for (const name of ["web", "alias"]) {
-    const s = r.lines[0]!.servers.find((x: Record<string, any>) => x.name === name);
+    const s = r.lines.find((x: Record<string, any>) => x.name === name);
     assert.equal(s?.state, "ready", JSON.stringify(s));
     assert.equal(s.transport, "http");
     assert.equal(s.where, "remote");

@@ -34,8 +34,7 @@ const toolMessages = (request: { body?: { messages?: Array<Record<string, any>> 
 test("mcp list starts the user's servers: both ready with their tools, the one that cannot start has its reason", async () => {
   const r = await runCli(["mcp", "list", "--workspace", d.workspace, "--data-dir", d.dataDir]);
   assert.equal(r.code, 0, r.stderr);
-  const view = r.lines[0]!;
-  const by = new Map<string, Record<string, any>>(view.servers.map((s: Record<string, any>) => [s.name, s]));
+  const by = new Map<string, Record<string, any>>(r.lines.map((s: Record<string, any>) => [s.name, s]));
   assert.equal(by.get("fs")?.state, "ready", JSON.stringify(by.get("fs")));
   assert.ok(by.get("fs")!.tools.some((t: Record<string, any>) => t.name === "fs_read_text_file" && t.tool === "read_text_file"));
   assert.equal(by.get("everything")?.state, "ready", JSON.stringify(by.get("everything")));
@@ -105,7 +104,7 @@ test("workspace servers (.vscode/mcp.json, .deerflow/extensions_config.json) do 
   writeFileSync(join(w.workspace, ".vscode", "mcp.json"), mcpJson([]));
   const listed = await runCli(["mcp", "list", "--workspace", w.workspace, "--data-dir", w.dataDir]);
   assert.equal(listed.code, 0, listed.stderr);
-  const servers = new Map<string, Record<string, any>>(listed.lines[0]!.servers.map((s: Record<string, any>) => [s.name, s]));
+  const servers = new Map<string, Record<string, any>>(listed.lines.map((s: Record<string, any>) => [s.name, s]));
   assert.equal(servers.get("wsev")?.state, "needs_approval");
   assert.equal(servers.get("wsev")?.source.label, ".deerflow/extensions_config.json");
   const before = servers.get("wsfs")!;
@@ -123,10 +122,13 @@ test("workspace servers (.vscode/mcp.json, .deerflow/extensions_config.json) do 
 
   const approved = await runCli(["mcp", "approve", "--workspace", w.workspace, "--data-dir", w.dataDir, "--server", "wsfs"]);
   assert.equal(approved.code, 0, approved.stderr);
-  assert.equal(approved.lines[0]!.approved[0].name, "wsfs");
+  assert.deepEqual(
+    approved.lines.map((l) => [l.name, l.approved]),
+    [["wsfs", true]],
+  );
   assert.match(approved.stderr, /runs on THIS MACHINE: node /);
   const after = await runCli(["mcp", "list", "--workspace", w.workspace, "--data-dir", w.dataDir]);
-  const listedAfter = new Map<string, Record<string, any>>(after.lines[0]!.servers.map((s: Record<string, any>) => [s.name, s]));
+  const listedAfter = new Map<string, Record<string, any>>(after.lines.map((s: Record<string, any>) => [s.name, s]));
   const now = listedAfter.get("wsfs")!;
   assert.equal(now.state, "ready", JSON.stringify(now));
   assert.ok(now.tools.some((t: Record<string, any>) => t.name === "wsfs_list_directory"));
@@ -134,7 +136,7 @@ test("workspace servers (.vscode/mcp.json, .deerflow/extensions_config.json) do 
 
   writeFileSync(join(w.workspace, ".vscode", "mcp.json"), mcpJson([join(w.workspace, ".vscode")]));
   const edited = await runCli(["mcp", "list", "--workspace", w.workspace, "--data-dir", w.dataDir, "--no-start"]);
-  const wsfs = edited.lines[0]!.servers.find((s: Record<string, any>) => s.name === "wsfs");
+  const wsfs = edited.lines.find((s: Record<string, any>) => s.name === "wsfs")!;
   assert.equal(wsfs.state, "needs_approval");
   assert.equal(wsfs.changed, true);
 });

@@ -3,14 +3,15 @@
  *
  * - `list` starts every server that may start (where the folder's sandbox is: its dev container
  *   when that is the sandbox), waits for each up to its `session_init_timeout`, and prints one
- *   JSON object: every server with its source, state, tools or the reason it has none, the
- *   configuration diagnostics, and the notes. `--no-start` lists without starting any. The same
- *   facts go to stderr for a person. Exit 0 either way: a server that fails is a state, not a
- *   failure of the command.
+ *   JSON line per server (like `threads`, `runs`, `changes`): its source, state, tools or the
+ *   reason it has none. `--no-start` lists without starting any. The same facts, the skipped
+ *   entries of bad files and the notes go to stderr for a person. Exit 0 either way: a server that
+ *   fails is a state, not a failure of the command.
  * - `approve` records the user's yes to the folder's workspace servers (`.deerflow/
  *   extensions_config.json`, `.vscode/mcp.json`) as they are now, by fingerprint: every one
  *   waiting for approval, or `--server NAME` (with `--fingerprint SHA`, only if it still has
- *   that fingerprint). It prints what it approved: the command and where it runs, or the URL.
+ *   that fingerprint). It prints what it approved, one JSON line per server (the command and
+ *   where it runs, or the URL, on stderr).
  *
  * Like every subcommand, stdout carries JSON (a contract for scripts); stderr is for people.
  */
@@ -65,7 +66,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
     if (sub === "list") {
       const view = v["no-start"] ? registry.list() : await registry.start();
       process.stderr.write(`${describeList(view)}\n`);
-      writeJsonLine(view);
+      for (const server of view.servers) writeJsonLine(server);
       return 0;
     }
     return approve(registry, command, v.server, v.fingerprint);
@@ -98,7 +99,7 @@ function approve(registry: ReturnType<typeof openMcpRegistry>, command: string, 
   }
   for (const a of approved) process.stderr.write(`Approved: ${a.approval_text.join("\n  ")}\n  fingerprint: ${a.fingerprint}\n`);
   if (approved.length === 0) process.stderr.write("Nothing to approve: no workspace MCP server waits for approval.\n");
-  writeJsonLine({ approved: approved.map((a) => ({ name: a.name, source: a.source, fingerprint: a.fingerprint, launch: a.launch, where: a.where, state: a.state })) });
+  for (const a of approved) writeJsonLine({ name: a.name, source: a.source, fingerprint: a.fingerprint, launch: a.launch, where: a.where, state: a.state, approved: true });
   return 0;
 }
 
