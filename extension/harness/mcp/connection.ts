@@ -114,10 +114,10 @@ export class McpConnection {
       return result as CallToolResult;
     } catch (err) {
       if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new Error("cancelled");
-      if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      if (err instanceof McpError && (err.code as ErrorCode) === ErrorCode.RequestTimeout) {
         throw new McpCallError("timeout", `no answer within ${o.timeoutMs / 1000} s (tool_call_timeout)`);
       }
-      if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+      if (err instanceof McpError && (err.code as ErrorCode) === ErrorCode.ConnectionClosed) {
         const how = this.o.exitReason?.();
         throw new McpCallError("unavailable", `the server closed the connection${how ? ` (${how})` : ""}`);
       }
@@ -160,6 +160,6 @@ function startFailure(err: unknown, exit: string | undefined): string {
   const e = err as NodeJS.ErrnoException;
   if (e?.code === "ENOENT") return `its command was not found (${e.path ?? "ENOENT"}): is it installed, and on your login shell's PATH?`;
   if (e?.code === "EACCES") return `its command is not executable (${e.path ?? "EACCES"})`;
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return `it exited before answering${exit ? ` (${exit})` : ""}`;
+  if (err instanceof McpError && (err.code as ErrorCode) === ErrorCode.ConnectionClosed) return `it exited before answering${exit ? ` (${exit})` : ""}`;
   return `${errorMessage(err)}${exit ? ` (${exit})` : ""}`;
 }

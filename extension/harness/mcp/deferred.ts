@@ -112,7 +112,7 @@ export function toolSearchTool(catalog: DeferredToolCatalog): StructuredToolInte
       });
     },
     { name: TOOL_SEARCH_NAME, description: DESCRIPTION, schema: z.object({ query: z.string() }) },
-  ) as unknown as StructuredToolInterface;
+  );
 }
 
 /** What one agent build defers: empty (no tool_search) or populated; the three move together. */

@@ -53,7 +53,7 @@ export class HostLauncher implements McpLauncher {
 
   async transport(launch: McpLaunch, req: TransportRequest): Promise<Transport> {
     if (launch.type !== "stdio") return httpTransport(launch);
-    const basics = Object.fromEntries(LOGIN_BASICS.flatMap((k) => (this.env[k] !== undefined ? [[k, this.env[k]!]] : [])));
+    const basics = Object.fromEntries(LOGIN_BASICS.flatMap((k) => (this.env[k] !== undefined ? [[k, this.env[k]]] : [])));
     return hostStdioTransport({
       command: launch.command,
       args: launch.args,

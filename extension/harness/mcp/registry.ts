@@ -412,15 +412,15 @@ export class McpRegistry {
       connection = await this.sessionFor(entry, threadId, signal);
     } catch (err) {
       if (signal?.aborted) throw err;
-      throw new Error(`MCP server '${server}' is not available: ${errorMessage(err)}. The tool '${tool}' was not called.`);
+      throw new Error(`MCP server '${server}' is not available: ${errorMessage(err)}. The tool '${tool}' was not called.`, { cause: err });
     }
     try {
       return await connection.callTool(tool, args, { timeoutMs: timeoutS * 1000, ...(signal ? { signal } : {}) });
     } catch (err) {
       if (!(err instanceof McpCallError)) throw err;
-      if (err.kind === "timeout") throw new Error(`MCP tool '${tool}' on server '${server}' gave ${err.message}; the call was cancelled.`);
-      if (err.kind === "protocol") throw new Error(`MCP tool '${tool}' on server '${server}' failed: ${err.message}`);
-      throw new Error(`MCP server '${server}' is not available: ${err.message}. The call to '${tool}' did not complete.`);
+      if (err.kind === "timeout") throw new Error(`MCP tool '${tool}' on server '${server}' gave ${err.message}; the call was cancelled.`, { cause: err });
+      if (err.kind === "protocol") throw new Error(`MCP tool '${tool}' on server '${server}' failed: ${err.message}`, { cause: err });
+      throw new Error(`MCP server '${server}' is not available: ${err.message}. The call to '${tool}' did not complete.`, { cause: err });
     }
   }
 

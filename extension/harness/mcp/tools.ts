@@ -81,7 +81,7 @@ export function buildMcpTool(name: string, t: Tool, info: McpToolInfo, call: Mcp
       schema: { ...schema, type: "object" } as never,
       metadata: { [MCP_TOOL_METADATA_KEY]: info },
     },
-  ) as unknown as StructuredToolInterface;
+  );
 }
 
 type Block = CallToolResult["content"][number];
