@@ -15,6 +15,7 @@ import { changesCommand, revertCommand } from "./cli/changes.js";
 import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
 import { skillsCommand } from "./cli/skills.js";
+import { mcpCommand } from "./cli/mcp.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
@@ -36,9 +37,9 @@ const USAGE = `Usage:
                    and the config's subagents.custom_agents; config key subagents.enabled);
                    their events carry data.task_id.
                    --approval sets what runs without asking, per tool class (read, write,
-                   protected, shell, other) as auto, ask or deny; defaults: read=auto,
+                   protected, shell, mcp, other) as auto, ask or deny; defaults: read=auto,
                    write=auto, protected=ask, shell=ask on the host (auto in a dev container),
-                   other=ask. A call that asks pauses the run (stop_reason "approval").
+                   mcp=ask, other=ask. A call that asks pauses the run (stop_reason "approval").
                    A thread waiting on approval refuses a new run unless --multitask interrupt,
                    which rejects the pending calls first.
                    The API key comes from the environment (OPENAI_API_KEY or the model's
@@ -104,6 +105,16 @@ const USAGE = `Usage:
                    approved (devcontainer.json, its Dockerfile/compose files, local features,
                    the scripts its initializeCommand names). approve prints what it approves,
                    including the commands that run on this machine, and records it.
+  deerflow mcp list    --workspace DIR [--no-start] [--sandbox auto|local|devcontainer] [--data-dir DIR]
+  deerflow mcp approve --workspace DIR [--server NAME [--fingerprint SHA]] [--data-dir DIR]
+                   MCP servers: DeerFlow's extensions_config.json in the data dir (yours: they
+                   start as configured), the folder's .deerflow/extensions_config.json and
+                   .vscode/mcp.json (the workspace's: each starts only once approved as it is
+                   now; an edit asks again). list starts them (stdio ones where the sandbox is:
+                   inside an approved dev container) and prints each with its state, tools or
+                   reason, one JSON line per server. Their tools (<server>_<tool>) join every run; a
+                   call asks by default (--approval mcp=auto|ask|deny). tool_search.enabled (or
+                   more than tool_search.auto_threshold MCP tools) defers them behind tool_search.
 
 Configuration: DeerFlow's config.yaml in the data dir (or config.json, or the file DEERFLOW_CONFIG
 names), DeerFlow's keys; $NAME values come from the environment. Keys this port does not
@@ -137,6 +148,8 @@ async function main(argv: string[]): Promise<number> {
       return skillsCommand(rest);
     case "devcontainer":
       return devcontainerCommand(rest);
+    case "mcp":
+      return mcpCommand(rest);
     case "changes":
       return changesCommand(rest);
     case "revert":

@@ -60,6 +60,10 @@ export type HarnessErrorCode =
   | "skill_not_found"
   /** Manual compaction: cancelled (deerflow cancel, runs/cancel) before its summary was written; nothing was written. */
   | "cancelled"
+  /** MCP (issue 23): a server named in a request is not in the folder's configuration. */
+  | "mcp_server_not_found"
+  /** MCP: the server's entry changed since it was shown (its fingerprint differs): nothing was approved. */
+  | "mcp_config_changed"
   /** Harness RPC: a request's params do not match the protocol (extension/protocol/rpc.ts). */
   | "invalid_params"
   /** Harness RPC: a request arrived before `harness/initialize`. */

@@ -3,7 +3,7 @@
  * Type-only (the numbers all three must agree on are in ./approvalLimits.ts).
  */
 
-export type ToolClass = "read" | "write" | "protected" | "shell" | "other";
+export type ToolClass = "read" | "write" | "protected" | "shell" | "mcp" | "other";
 export type ApprovalMode = "auto" | "ask" | "deny";
 /** Where a call runs: on this machine, or in the folder's dev container. */
 export type SandboxKind = "local" | "devcontainer";
@@ -29,6 +29,8 @@ export interface PendingApproval {
   class: ToolClass;
   /** Why it asks, as a person reads it ("runs a command on this machine: npm test"). */
   reason: string;
+  /** An MCP tool (issue 23): its server, its own name, and the server's hints (shown, never trusted). */
+  mcp?: { server: string; tool: string; source: "user" | "workspace"; annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; openWorldHint?: boolean; idempotentHint?: boolean } };
   /**
    * The paused call itself (issue 21): the AI message that made it, its index there and a hash of
    * its name and arguments. A yes is granted to this, never to the id, and holds once. Absent on

@@ -8,6 +8,7 @@ import type { FinalRunStatus, RunEvent, RunStatus, WireMessage } from "./events.
 import type { FileChangeView, RevertOutcome } from "./changes.js";
 import type { ThreadUsageView } from "./usage.js";
 import type { LmChatParams, LmChatResult, LmChunk } from "./lm.js";
+import type { McpListView, McpServerView } from "./mcp.js";
 
 /** One configured model, as settings describe it (`deerflow.models`). */
 export interface ModelSetting {
@@ -298,6 +299,13 @@ export interface HostToHarness {
     params: { workspaceFolder: string; fingerprint: string; retryRunId?: string };
     result: { approval: DevContainerApproval; retried?: { run_id: string; thread_id: string } };
   };
+  /**
+   * The folder's MCP servers (issue 23), where its runs' sandbox is: each with its source, state,
+   * tools or reason. `start`: start those that may (each bounded by its session_init_timeout).
+   */
+  "mcp/list": { params: { workspaceFolder: string; start?: boolean }; result: McpListView };
+  /** The user's yes to a workspace-file server as it is now; error `mcp_config_changed` when its fingerprint no longer matches. */
+  "mcp/approve": { params: { workspaceFolder: string; server: string; fingerprint: string }; result: McpServerView };
   /** Long-term memory (issue 15): the stored document (error `memory_invalid` when the file is broken) and how many extractions wait. */
   /** `version`: the stored file's modification time (0 before the first write); the editor's save-conflict check. */
   "memory/get": { params: Record<string, never>; result: { memory: MemoryDocumentView; queued: number; version: number } };

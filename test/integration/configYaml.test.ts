@@ -31,7 +31,7 @@ test("DeerFlow's own config.example.yaml, unchanged, as config.yaml: a run succe
   assert.equal(server.requests.length - first, 1);
   const notes = r.stderr.split("\n").filter((l) => l.includes("not supported here"));
   assert.equal(notes.length, 1, r.stderr);
-  assert.match(notes[0]!, /config\.yaml: not supported here: log_level, logging, tool_groups, tools, tool_search, .*scheduler/);
+  assert.match(notes[0]!, /config\.yaml: not supported here: log_level, logging, tool_groups, tools, suggestions, .*scheduler/);
   // Its sections took effect: title on (the local fallback), the local sandbox (LocalSandboxProvider).
   const meta = r.lines.find((l) => l.event === "metadata")!;
   assert.equal(meta.data.sandbox, "local");
@@ -184,7 +184,7 @@ test("over RPC (the extension's harness): the data directory's config.yaml is re
   writeFileSync(
     join(dataDir, "config.yaml"),
     [
-      "tool_search:\n  enabled: false",
+      "scheduler:\n  enabled: false",
       "memory:\n  enabled: false",
       "token_budget:\n  enabled: true\n  max_tokens: 1000",
       "models:",
@@ -202,7 +202,7 @@ test("over RPC (the extension's harness): the data directory's config.yaml is re
     delete (s as { default_model?: string }).default_model;
     await h.request("harness/initialize", { dataDir, settings: s });
     const note = await h.waitNote("log/message", (p) => typeof p.message === "string" && p.message.includes("not supported here"));
-    assert.match(note.message, /config\.yaml: not supported here: tool_search$/);
+    assert.match(note.message, /config\.yaml: not supported here: scheduler$/);
     server.setScript([
       { toolCalls: [ls], usage: { prompt_tokens: 700, completion_tokens: 100 } },
       { content: "More.", toolCalls: [ls], usage: { prompt_tokens: 300, completion_tokens: 50 } },

@@ -28,6 +28,10 @@ import type { MemoryRunHooks } from "../memory/hooks.js";
 import type { SummarizationOptions } from "../middlewares/summarization.js";
 import type { BaseMessage } from "@langchain/core/messages";
 import { DEFAULT_MAX_TURNS } from "../config/harnessConfig.js";
+import { assembleDeferredTools, type ToolSearchSettings } from "../mcp/deferred.js";
+import { mcpToolIndex } from "../mcp/tools.js";
+import { mcpPromptSections } from "../mcp/prompt.js";
+import { diagnostics } from "../diagnostics.js";
 import type { ChainSettings } from "../config/sections.js";
 import type { RunSkills } from "../skills/service.js";
 import { skillIndexSection, skillSystemSection } from "../skills/prompt.js";
@@ -72,6 +76,8 @@ export interface LeadAgentOptions {
   turns?: { maxTurns: number; maxRecursionLimit?: number };
   /** The run's skills (issue 24): `/mnt/skills`, the prompt section, activation and tool policy; absent → none. */
   skills?: RunSkills;
+  /** This run's MCP tools (issue 23, mcp/registry.ts `toolsFor`) and when to defer them behind tool_search. */
+  mcp?: { tools: readonly StructuredToolInterface[]; toolSearch?: ToolSearchSettings };
 }
 
 export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: Set<string> }): StructuredToolInterface[] {
@@ -89,6 +95,11 @@ export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: S
   // DeerFlow registers view_image only for vision models: others cannot use the bytes.
   if (o.supportsVision) tools.push(viewImageTool(o.dirs, o.blobs));
   if (o.skills?.deferred) tools.push(describeSkillTool(o.skills.catalog));
+  // MCP tools after the built-ins (DeerFlow's dedup order): a server cannot replace one of ours.
+  for (const t of o.mcp?.tools ?? []) {
+    if (tools.some((b) => b.name === t.name)) diagnostics.warn(`Duplicate tool name '${t.name}' detected and skipped (an MCP tool named like a built-in).`);
+    else tools.push(t);
+  }
   return tools;
 }
 
@@ -104,8 +115,11 @@ export function buildLeadAgent(options: LeadAgentOptions) {
     sandboxKind: o.sandboxKind,
     allowHostCommands: o.allowHostCommands,
     protectedWritesAllowed: o.protectedWritesAllowed,
+    mcpTools: mcpToolIndex(tools),
   };
   const parentTools = [...tools];
+  // Past a size (or when configured), MCP schemas wait behind tool_search (mcp/deferred.ts); subagents assemble their own.
+  const deferred = assembleDeferredTools(tools, o.mcp?.toolSearch);
   if (o.subagents) {
     tools.push(
       taskTool({
@@ -113,6 +127,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
         modelName: o.subagents.modelName,
         ...(o.subagents.keyFor ? { keyFor: o.subagents.keyFor } : {}),
         parentTools,
+        ...(o.mcp?.toolSearch ? { toolSearch: o.mcp.toolSearch } : {}),
         bashAllowed: bashEnabled,
         settings: o.subagents.settings,
         chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval, ...(o.chainSettings ? { settings: o.chainSettings } : {}) },
@@ -124,7 +139,8 @@ export function buildLeadAgent(options: LeadAgentOptions) {
   // prompt does not offer it either.
   const shellDenied = approval.policy.shell === "deny";
   const skillsSection = o.skills ? (o.skills.deferred ? skillIndexSection(o.skills.catalog) : skillSystemSection(o.skills.catalog)) : "";
-  const prompt = buildSystemPrompt({ hasBash: !shellDenied && tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode, skills: skillsSection });
+  const mcpSections = mcpPromptSections(tools, deferred);
+  const prompt = [buildSystemPrompt({ hasBash: !shellDenied && tools.some((t) => t.name === "bash"), bashEnabled, hasVision: o.supportsVision, planMode: o.planMode, skills: skillsSection }), mcpSections].filter(Boolean).join("\n\n");
   return buildAgentGraph({
     model: o.model,
     tools,
@@ -145,6 +161,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
       ...(o.maxTokensPerRun ? { tokenBudget: { maxTokens: o.maxTokensPerRun } } : {}),
       ...(o.summarization ? { summarization: o.summarization } : {}),
       ...(o.beforeSummarize ? { beforeSummarize: o.beforeSummarize } : {}),
+      ...(deferred.hash ? { deferred: { ...deferred, hash: deferred.hash, topK: o.mcp?.toolSearch?.autoPromoteTopK ?? 3 } } : {}),
       ...(o.chainSettings ? { settings: o.chainSettings } : {}),
       ...(o.skills ? { skills: { catalog: o.skills.catalog, available: null } } : {}),
     }),

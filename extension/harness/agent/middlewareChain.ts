@@ -59,8 +59,10 @@
  *   [22] Memory                   ported  — with memory on: the conversation queued for debounced
  *                                           fact extraction after the turn (memory/)
  *   [23] ViewImage (vision)       ported  — viewed images injected into the next request only
- *   [24] McpRouting               not yet — no MCP tools
- *   [25] DeferredToolFilter       not yet — no deferred (MCP) tools
+ *   [24] McpRouting               ported  — with deferred MCP tools whose routing is `prefer`: the ones the
+ *                                           user's words match are promoted before the model call
+ *   [25] DeferredToolFilter       ported  — with deferred MCP tools (tool_search): unpromoted schemas
+ *                                           leave the request, a call to one gets DeerFlow's error
  *   [26] SystemMessageCoalescing  ported  — exactly one leading system message per request
  *   [27] SubagentLimit            ported  — with subagents on: at most max_concurrent `task` calls per
  *                                           response, max_total_per_run per run, then "[SUBAGENT LIMIT
@@ -118,6 +120,9 @@ import { skillActivationMiddleware } from "../middlewares/skillActivation.js";
 import { skillToolPolicyMiddleware } from "../middlewares/skillToolPolicy.js";
 import type { SkillCatalog } from "../skills/catalog.js";
 import type { BaseMessage } from "@langchain/core/messages";
+import { mcpRoutingMiddleware } from "../middlewares/mcpRouting.js";
+import { deferredToolFilterMiddleware, hiddenTools } from "../middlewares/deferredToolFilter.js";
+import type { DeferredSetup } from "../mcp/deferred.js";
 import type { ChainSettings } from "../config/sections.js";
 
 export interface ChainContext {
@@ -147,6 +152,8 @@ export interface ChainContext {
   summarization?: Omit<SummarizationOptions, "beforeSummarize">;
   /** Called with the messages about to be summarized, once their summary exists (DeerFlow's before_summarization hooks; errors are logged). */
   beforeSummarize?: (messages: BaseMessage[]) => Promise<void>;
+  /** MCP tools deferred behind tool_search this run (issue 23, mcp/deferred.ts); absent → neither McpRouting nor DeferredToolFilter. */
+  deferred?: DeferredSetup & { hash: string; topK: number };
   /** DeerFlow's middleware sections of the config for this run (config/sections.ts): on/off and thresholds; absent → DeerFlow's defaults. */
   settings?: ChainSettings;
   /** The run's skills (issue 24): SkillActivation and SkillToolPolicy; absent → no skills. `available`: a subagent's `skills`, null = all. */
@@ -183,7 +190,7 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
-    approvalMiddleware(approval), // [9]
+    approvalMiddleware(ctx.deferred ? { ...approval, deferredHidden: (state) => hiddenTools(ctx.deferred!, state) } : approval), // [9] (a hidden deferred call: [25] answers it)
     sandboxAuditMiddleware(), // [10]
     (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
@@ -197,6 +204,8 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     s?.title !== false && titleMiddleware(ctx.titleModel, s?.title), // [21]
     ctx.memory && memoryMiddleware(ctx.memory), // [22]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
+    ctx.deferred && ctx.deferred.routing.size > 0 && mcpRoutingMiddleware({ hash: ctx.deferred.hash, topK: ctx.deferred.topK, index: ctx.deferred.routing }), // [24]
+    ctx.deferred && deferredToolFilterMiddleware({ names: ctx.deferred.names, hash: ctx.deferred.hash }), // [25]
     systemMessageCoalescingMiddleware(), // [26]
     ctx.subagentLimit && subagentLimitMiddleware(ctx.subagentLimit), // [27]
     loopDetection !== false && loopDetectionMiddleware(loopDetection), // [28]

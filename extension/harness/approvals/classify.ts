@@ -7,11 +7,12 @@ import type { ThreadDirs } from "../threads/threadDirs.js";
 import { isSkillsPath, mapVirtualPath } from "../sandbox/paths.js";
 import { classifyWrite } from "../sandbox/trust/protectedPaths.js";
 import type { ToolClass } from "./policy.js";
+import type { McpToolInfo } from "../mcp/tools.js";
 
 /** Tools that only read the thread's files, or change nothing outside the thread's own state. */
 const READ_TOOLS = new Set(["ls", "read_file", "glob", "grep", "view_image", "present_files", "describe_skill"]);
 /** The harness's own control tools: they end a turn or keep a list in state; nothing runs. */
-const CONTROL_TOOLS = new Set(["ask_clarification", "write_todos"]);
+const CONTROL_TOOLS = new Set(["ask_clarification", "write_todos", "tool_search"]);
 const WRITE_TOOLS = new Set(["write_file", "str_replace"]);
 
 export interface CallClass {
@@ -23,12 +24,21 @@ export interface CallClass {
    * answers that it is disabled), so it never needs a decision.
    */
   inert?: boolean;
+  /**
+   * The user's own configuration lets this call run without asking (an MCP server's
+   * `always_allow` in a user file, issue 23): an `ask` becomes `auto`; a `deny` still refuses.
+   */
+  preapproved?: boolean;
+  /** An MCP tool: where it comes from, for the approval card. */
+  mcp?: McpToolInfo;
 }
 
 export interface ClassifyContext {
   dirs: ThreadDirs;
   sandboxKind: "local" | "devcontainer";
   allowHostCommands: boolean;
+  /** This run's MCP tools by the name the model sees (their `deerflow_mcp` tag, mcp/tools.ts). */
+  mcpTools?: ReadonlyMap<string, McpToolInfo>;
 }
 
 const MAX_SHOWN = 200;
@@ -55,6 +65,10 @@ export function classifyToolCall(call: { name: string; args?: unknown }, ctx: Cl
   // A skill's files never ask (the agentskills guide: skill folders are allowlisted for reads);
   // only a `deny` of reads still stops them. /mnt/skills is read-only whatever the policy.
   if (READ_TOOLS.has(call.name) && typeof args.path === "string" && isSkillsPath(args.path)) return { class: "read", reason: "reads a skill's files", inert: true };
+  // An MCP tool by its tag, never by its name's shape: a server cannot name a tool `read_file`
+  // and be taken for ours (the lead keeps the built-in on a collision, and this map has only MCP tools).
+  const mcp = ctx.mcpTools?.get(call.name);
+  if (mcp) return mcpClass(mcp);
   if (READ_TOOLS.has(call.name)) return { class: "read", reason: "reads the thread's files" };
   if (CONTROL_TOOLS.has(call.name)) return { class: "read", reason: "changes only the conversation's own state" };
   // Delegation itself runs nothing: each of the subagent's calls meets this policy (subagents/approval.ts).
@@ -82,4 +96,21 @@ export function classifyToolCall(call: { name: string; args?: unknown }, ctx: Cl
     return { class: "shell", reason: `runs a command on this machine: ${shown(command)}` };
   }
   return { class: "other", reason: `${call.name} is a tool without a known class` };
+}
+
+/**
+ * An MCP call's class (issue 23): `mcp`, whatever the server's annotations say; they go on the
+ * card as the server's own words. A user-config server's `always_allow` pre-approves the tool.
+ */
+function mcpClass(info: McpToolInfo): CallClass {
+  const a = info.annotations;
+  const hints = [a.readOnlyHint && "read-only", a.destructiveHint && "destructive", a.openWorldHint && "reaches outside (open world)"].filter(Boolean);
+  const said = hints.length > 0 ? `; the server says it is ${hints.join(", ")}` : "";
+  const from = info.scope === "user" ? "your configuration" : "a workspace file";
+  return {
+    class: "mcp",
+    reason: `calls ${info.tool} on MCP server ${info.server} (from ${from})${said}`,
+    mcp: info,
+    ...(info.scope === "user" && info.alwaysAllowed ? { preapproved: true } : {}),
+  };
 }

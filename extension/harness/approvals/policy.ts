@@ -10,7 +10,7 @@
  */
 import { HarnessError } from "../errors.js";
 
-export const TOOL_CLASSES = ["read", "write", "protected", "shell", "other"] as const;
+export const TOOL_CLASSES = ["read", "write", "protected", "shell", "mcp", "other"] as const;
 export type ToolClass = (typeof TOOL_CLASSES)[number];
 
 export const APPROVAL_MODES = ["auto", "ask", "deny"] as const;
@@ -24,10 +24,11 @@ export type PolicyOverrides = Partial<Record<ToolClass, ApprovalMode>>;
 /**
  * The defaults: reading and ordinary writes run; writes that could make code run on the host
  * and tools we do not know ask; a shell asks on the host and runs inside a dev container (the
- * container is the boundary there).
+ * container is the boundary there); an MCP tool asks wherever its server runs (issue 23): it
+ * acts outside the sandbox's rules, and its server's own annotations are no reason to trust it.
  */
 export function defaultPolicy(sandboxKind: "local" | "devcontainer"): ApprovalPolicy {
-  return { read: "auto", write: "auto", protected: "ask", shell: sandboxKind === "local" ? "ask" : "auto", other: "ask" };
+  return { read: "auto", write: "auto", protected: "ask", shell: sandboxKind === "local" ? "ask" : "auto", mcp: "ask", other: "ask" };
 }
 
 export function resolvePolicy(sandboxKind: "local" | "devcontainer", overrides: PolicyOverrides | undefined): ApprovalPolicy {

@@ -24,6 +24,9 @@ import { parsePolicySpec, type PolicyOverrides } from "../approvals/policy.js";
 import { decideAll } from "../approvals/resume.js";
 import { pausedRunOf, pendingApprovalsOf } from "../runs/gateway.js";
 import { openRunMemory } from "./memory.js";
+import { openMcpRegistry, toolSearchSettings } from "../mcp/open.js";
+import type { McpRegistry } from "../mcp/registry.js";
+import { diagnostics } from "../diagnostics.js";
 
 /** Flags of every command that starts a run (`run`, `approve`). */
 const runOptions = {
@@ -196,6 +199,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
   let shutdownSandbox: (() => Promise<void>) | undefined;
+  let mcpRegistry: McpRegistry | undefined;
   let cancelOnSignal: ((sig: NodeJS.Signals) => void) | undefined;
   try {
     // A decision continues the paused turn: by default with that run's model and host-command consent.
@@ -248,6 +252,11 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           ...(memory ? { memory: memory.wiring } : {}),
           // The CLI's workspace is the operator's own choice: its project skills load.
           skills: { workspaceFolder: store.workspaceFolder, workspaceTrusted: true, dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => process.stderr.write(`deerflow: ${m}\n`) },
+          // MCP servers (issue 23): started for this invocation, stopped when it exits.
+          mcp: (sandbox) => {
+            mcpRegistry = openMcpRegistry({ workspaceFolder: store.workspaceFolder, dataDir, sandbox: sandbox.provider, log: (level, message) => diagnostics[level](message) });
+            return { registry: mcpRegistry, toolSearch: toolSearchSettings(config.tool_search) };
+          },
         },
         {
           threadId,
@@ -317,6 +326,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
       process.off("SIGTERM", cancelOnSignal);
     }
     for (const stop of stopFollowing) stop();
+    await mcpRegistry?.dispose().catch(() => undefined);
     await shutdownSandbox?.().catch(() => undefined);
     await memory?.close();
     store.close();

@@ -99,11 +99,23 @@ export const HarnessConfigZ = z.strictObject({
       write: z.enum(["auto", "ask", "deny"]),
       protected: z.enum(["auto", "ask", "deny"]),
       shell: z.enum(["auto", "ask", "deny"]),
+      mcp: z.enum(["auto", "ask", "deny"]),
       other: z.enum(["auto", "ask", "deny"]),
     })
     .partial()
     .strict()
     .default({}),
+  /**
+   * DeerFlow `tool_search.*` (issue 23): MCP tools deferred behind `tool_search`. `enabled` unset:
+   * on when a run has more than `auto_threshold` MCP tools (mcp/deferred.ts).
+   */
+  tool_search: z
+    .strictObject({
+      enabled: z.boolean().optional(),
+      auto_threshold: z.number().int().min(0).default(40),
+      auto_promote_top_k: z.number().int().default(3),
+    })
+    .default({ auto_threshold: 40, auto_promote_top_k: 3 }),
   /** DeerFlow `llm_call.*`: retries of a failed model call, and a cap on simultaneous calls per endpoint (0 = none). */
   llm_call: z
     .strictObject({

@@ -69,6 +69,12 @@ function consentOf(state: Partial<ApprovalState>, configurable: unknown, consume
 
 export interface ApprovalOptions extends ClassifyContext {
   policy: ApprovalPolicy;
+  /**
+   * Deferred MCP tools not promoted in this state (issue 23; middlewares/deferredToolFilter.ts,
+   * inner to this one, refuses their calls with DeerFlow's error): a call to one is never asked
+   * about, since the user's yes could not make it run.
+   */
+  deferredHidden?: (state: unknown) => ReadonlySet<string>;
   /** Filled here, read by the file tools and ReadBeforeWrite: this run's cleared protected writes. */
   protectedWritesAllowed: Set<string>;
 }
@@ -88,6 +94,7 @@ export function verdictFor(call: { id?: string; name: string; args?: unknown }, 
   const mode = o.policy[cls.class];
   if (mode === "deny") return { ...cls, mode };
   if (cls.inert) return { ...cls, mode: "auto" };
+  if (cls.preapproved && mode === "ask") return { ...cls, mode: "auto" };
   if (mode === "ask") {
     if (at) {
       const grant = grantKey(at, callHash(call.name, call.args ?? {}), o.sandboxKind);
@@ -139,12 +146,13 @@ interface Pause {
  * What a turn waits on, under `consent`: its asking calls (only those in `only`, when given), as
  * cards for this sandbox kind; undefined when none asks.
  */
-function pauseFor(ai: AIMessage, consent: Consent, o: ApprovalOptions, names: ToolNames | undefined, only?: ReadonlySet<string>): Pause | undefined {
+function pauseFor(ai: AIMessage, consent: Consent, o: ApprovalOptions, names: ToolNames | undefined, only?: ReadonlySet<string>, hidden?: ReadonlySet<string>): Pause | undefined {
   const asks: PendingApproval[] = [];
   const answers: ToolMessage[] = [];
   const messageId = ai.id ?? "";
   (ai.tool_calls ?? []).forEach((call, index) => {
     if (only && !(typeof call.id === "string" && only.has(call.id))) return;
+    if (hidden?.has(call.name)) return;
     const bad = malformedCallResult(call, names ? names.registered.has(call.name) : true, names);
     if (bad) return void answers.push(bad);
     const v = verdictFor(call, consent, o, { messageId, index });
@@ -163,6 +171,7 @@ function pauseFor(ai: AIMessage, consent: Consent, o: ApprovalOptions, names: To
       fingerprint: callHash(call.name, args),
       sandbox: o.sandboxKind,
       ...(always ? { always_allow: always } : {}),
+      ...(v.mcp ? { mcp: { server: v.mcp.server, tool: v.mcp.tool, source: v.mcp.scope, annotations: { ...v.mcp.annotations } } } : {}),
     });
   });
   return asks.length > 0 ? { asks, answers } : undefined;
@@ -198,7 +207,7 @@ export function approvalMiddleware(o: ApprovalOptions) {
         const last = s.messages[at];
         if (!last || !AIMessage.isInstance(last) || !last.tool_calls?.length) return undefined;
         const renamed = renameCallIds(s.messages, at);
-        const p = pauseFor(renamed ?? last, consentOf(s, runtime.configurable, consumed), o, names);
+        const p = pauseFor(renamed ?? last, consentOf(s, runtime.configurable, consumed), o, names, undefined, o.deferredHidden?.(state));
         if (!p) return renamed ? { messages: [renamed] } : undefined;
         return pause(p, runtime.writer, renamed ? [renamed] : []);
       },
@@ -216,17 +225,18 @@ export function approvalMiddleware(o: ApprovalOptions) {
         // A turn paused before ids were unique: what its decision meant is unknown, so ask again.
         const renamed = renameCallIds(s.messages, open.at);
         const consent = consentOf(s, runtime.configurable, consumed);
+        const hidden = o.deferredHidden?.(state);
         if (!renamed) {
           const covered = open.calls.every((call) => {
             const index = (ai.tool_calls ?? []).findIndex((c) => c.id === call.id);
-            return !hasName(call.name) || verdictFor(call, consent, o, { messageId: ai.id ?? "", index }).mode !== "ask";
+            return !hasName(call.name) || hidden?.has(call.name) === true || verdictFor(call, consent, o, { messageId: ai.id ?? "", index }).mode !== "ask";
           });
           if (covered) return { jumpTo: "tools" as const };
         }
         const turn = renamed ?? ai;
         const stillOpen = renamed ? unansweredAt([...s.messages.slice(0, open.at), renamed, ...s.messages.slice(open.at + 1)]) : open;
         const ids = new Set((stillOpen?.calls ?? []).map((c) => c.id));
-        const p = pauseFor(turn, { rules: consent.rules ?? [] }, o, names, ids);
+        const p = pauseFor(turn, { rules: consent.rules ?? [] }, o, names, ids, hidden);
         if (!p) return { messages: renamed ? [renamed] : [], jumpTo: "tools" as const };
         return pause(p, runtime.writer, renamed ? [renamed] : []);
       },
@@ -238,6 +248,8 @@ export function approvalMiddleware(o: ApprovalOptions) {
       // any other call meets the policy below (fail closed): an unknown tool's grant reaches ToolNode, which answers it.
       const bad = malformedCallResult(call, known, names);
       if (bad) return bad;
+      // DeferredToolFilter answers it (never runs it): DeerFlow's error tells the model what to do.
+      if (o.deferredHidden?.(request.state).has(call.name)) return handler(request);
       const messages = (request.state as Partial<ApprovalState>).messages ?? [];
       const v = verdictFor(call, consentOf(request.state, request.runtime.configurable, consumed), o, locateCall(messages, call.id));
       if (v.mode === "deny") return deniedResult(call, v);

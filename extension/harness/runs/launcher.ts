@@ -39,6 +39,7 @@ import { endRun } from "./ending.js";
 import { resolvePolicy, type PolicyOverrides } from "../approvals/policy.js";
 import type { MemoryWiring } from "../memory/hooks.js";
 import type { SkillsContext } from "../skills/service.js";
+import type { McpRunSource } from "../mcp/runTools.js";
 
 export interface LaunchSandbox {
   provider: SandboxProvider;
@@ -63,6 +64,8 @@ export interface LaunchServices {
   memory?: MemoryWiring;
   /** The workspace's skills (issue 24), snapshotted by the worker at the run's start; absent → none. */
   skills?: SkillsContext;
+  /** The folder's MCP servers for a run in this sandbox (issue 23; mcp/open.ts); absent → no MCP tools. */
+  mcp?: (sandbox: LaunchSandbox) => McpRunSource | undefined;
 }
 
 export interface LaunchRequest extends Omit<StartRunRequest, "files"> {
@@ -139,6 +142,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
 
   // 4. The worker. A failure it did not catch still ends the run (never left `running`).
   const runId = admission.run.run_id;
+  const mcp = s.mcp?.(sandbox);
   const done = executeRun(
     {
       manager: s.manager,
@@ -150,6 +154,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
       ...(s.bashTimeoutMs !== undefined ? { bashTimeoutMs: s.bashTimeoutMs } : {}),
       ...(s.memory ? { memory: s.memory } : {}),
       ...(s.skills ? { skills: s.skills } : {}),
+      ...(mcp ? { mcp } : {}),
     },
     admission,
     context,

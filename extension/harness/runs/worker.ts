@@ -30,6 +30,7 @@ import type { PendingApproval } from "../../protocol/approvals.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 import { prepareRunSkills, type RunSkills, type SkillsContext } from "../skills/service.js";
 import { ChatVSCodeLM } from "../models/vscodeLm/chatModel.js";
+import { mcpRunTools, type McpRunSource } from "../mcp/runTools.js";
 
 export interface WorkerServices {
   manager: RunManager;
@@ -44,6 +45,8 @@ export interface WorkerServices {
   memory?: MemoryWiring;
   /** Where the workspace's skills are found (issue 24); absent → a run without skills. */
   skills?: SkillsContext;
+  /** The folder's MCP servers (issue 23): their tools join the run, their states its journal. */
+  mcp?: McpRunSource;
 }
 
 /** `errorCode`: the HarnessError code when the run was refused before it ran (sandbox preflight). */
@@ -115,6 +118,8 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
         )
       : undefined;
     const leadModel = createChatModel(ctx.model, { ...withKey(ctx.keyFor, ctx.model), ...thinkingFromContext(ctx.context) });
+    // MCP (issue 23): each server's state is journaled (after the run's metadata), its tools join the run.
+    const mcp = s.mcp ? await mcpRunTools(s.mcp, { threadId: ctx.threadId, runId: run.run_id, signal: controller.signal, blobs: s.blobs, supportsVision: ctx.model.supportsVision, append: (e) => manager.journal.append(e) }) : undefined;
     const agent = buildLeadAgent({
       model: leadModel,
       supportsVision: ctx.model.supportsVision,
@@ -135,6 +140,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       ...(ctx.summarization ? { summarization: summarizationOptions(ctx.summarization, ctx.model, ctx.keyFor) } : {}),
       ...(tracker ? { hostFiles: tracker } : {}),
       approvalPolicy: ctx.approvalPolicy,
+      ...(mcp ? { mcp: { tools: mcp.tools, toolSearch: s.mcp!.toolSearch } } : {}),
       // Its own key (by its api_key_env), never the run's: the title model may be another endpoint.
       ...(ctx.titleModel ? { titleModel: createChatModel(ctx.titleModel, withKey(ctx.keyFor, ctx.titleModel)) } : {}),
       ...(skills ? { skills } : {}),
@@ -155,11 +161,13 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
         emit: (e) => {
           delivery.observe(e);
           manager.journal.append(e);
+          if (e.event === "metadata") mcp?.started();
         },
       });
     } finally {
       clearInterval(heartbeat);
       if (timer) clearTimeout(timer);
+      mcp?.done();
     }
     // Whatever the status: bash may have changed or removed a file since the tool wrote it.
     await tracker?.settle();

@@ -21,6 +21,7 @@ import { clearViewedImages, getImage, proposedEditView, readStateView, requireTh
 import { changeBefore, listRunChanges, revertRunChanges } from "./changes.js";
 import type { Workspaces } from "./workspaces.js";
 import { compactThreadRpc } from "./compact.js";
+import { mcpApprove, mcpList } from "./mcp.js";
 import type { ServerMemory } from "./memory.js";
 import { listSkills, setSkillEnabled } from "./skills.js";
 
@@ -82,6 +83,8 @@ export function handlers(s: HarnessServices): Handlers {
         throw new HarnessError("thread_busy", `Thread ${p.threadId} is busy: its viewed images are being cleared. Delete it when that has finished.`);
       }
       const deleted = await deleteThread(ws.store, p.threadId);
+      // Its MCP sessions end with it (a stateful server's per-thread state is gone too).
+      await workspaces.closeMcpThread(ws, p.threadId);
       if (deleted.folder === "not_followed") {
         s.log.warn(`Thread ${p.threadId} deleted; its folder was left alone: .deerflow or .deerflow/threads in ${ws.folder} is not a real folder.`);
       }
@@ -115,6 +118,8 @@ export function handlers(s: HarnessServices): Handlers {
     "sandbox/rebuild": (p) => rebuildSandbox(workspaces, session, s.log, p),
     "sandbox/approval": (p) => sandboxApproval(workspaces, session, p),
     "sandbox/approve": (p) => approveSandbox(workspaces, session, runs, s.log, p),
+    "mcp/list": (p) => mcpList(workspaces, p),
+    "mcp/approve": (p) => mcpApprove(workspaces, p),
     "memory/get": () => s.memory.get(),
     "memory/set": (p) => s.memory.set(p),
     "memory/clear": () => s.memory.clear(),

@@ -13,6 +13,7 @@ import type { FinalRunStatus } from "../../protocol/events.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { HarnessError, errorMessage } from "../errors.js";
 import { launchRun, type LaunchRequest } from "../runs/launcher.js";
+import { toolSearchSettings } from "../mcp/open.js";
 import { endRun } from "../runs/ending.js";
 import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.js";
 import type { StoredEvent } from "../store/events.js";
@@ -120,6 +121,7 @@ export class Runs {
         ...(memory ? { memory } : {}),
         // Project skills only in a trusted workspace (VS Code's trust, as the host reports it).
         skills: { workspaceFolder: ws.folder, workspaceTrusted: this.session.settings.workspace_trusted, dataDir: this.session.dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => this.log.warn(m) },
+        mcp: (sandbox) => ({ registry: this.workspaces.mcpRegistry(ws, sandbox), toolSearch: toolSearchSettings(config.tool_search) }),
       },
       // Every model of the run (lead, title, summary, subagent types) gets the key held for its own api_key_env.
       { ...p, planMode: p.planMode ?? false, heldKey: (source) => this.session.apiKey(source) },

@@ -123,6 +123,12 @@ export const paramsSchemas: Schemas = {
     fingerprint: z.string().regex(/^[0-9a-f]{64}$/, { message: "the full lowercase hex fingerprint sandbox/approval returned" }),
     retryRunId: z.string().min(1).optional(),
   }),
+  "mcp/list": z.object({ workspaceFolder, start: z.boolean().optional() }),
+  "mcp/approve": z.object({
+    workspaceFolder,
+    server: z.string().min(1).max(200),
+    fingerprint: z.string().regex(/^[0-9a-f]{16,64}$/, { message: "the hex fingerprint mcp/list returned" }),
+  }),
   "memory/get": z.object({}).strict(),
   // The document itself is validated by the memory module (memory_invalid with the field at fault).
   "memory/set": z.object({ memory: z.unknown() }).strict(),

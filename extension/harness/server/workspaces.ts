@@ -17,6 +17,8 @@ import { LocalSandboxProvider } from "../sandbox/local.js";
 import type { SandboxProvider } from "../sandbox/provider.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
+import { openMcpRegistry } from "../mcp/open.js";
+import type { McpRegistry } from "../mcp/registry.js";
 
 export interface OpenWorkspace {
   /** The folder as the host first named it (used in notifications back to the host). */
@@ -42,6 +44,8 @@ export class Workspaces {
   private readonly byFolder = new Map<string, OpenWorkspace>();
   /** `<folder>\0<kind>` → provider; a dev container is brought up once per folder and shared. */
   private readonly providers = new Map<string, SandboxProvider>();
+  /** `<folder>\0<provider key>` → the folder's MCP servers for that sandbox (issue 23): sessions outlive a run, end with the process. */
+  private readonly mcp = new Map<string, McpRegistry>();
 
   constructor(
     private readonly session: Session,
@@ -100,6 +104,33 @@ export class Workspaces {
     return { provider, kind, allowHostCommands: kind === "local" && sandbox.allow_host_commands };
   }
 
+  /**
+   * The folder's MCP servers where its runs' sandbox is (mcp/open.ts): stdio servers inside its
+   * dev container when that is the sandbox. Workspace-file servers never start in an untrusted
+   * workspace (asked on every use: trust may change while the harness runs).
+   */
+  mcpRegistry(ws: OpenWorkspace, sandbox: SandboxChoice): McpRegistry {
+    const key = `${ws.folder}\0${sandbox.kind}\0${this.session.settings.workspace_trusted ? "trusted" : "untrusted"}`;
+    let registry = this.mcp.get(key);
+    if (!registry) {
+      registry = openMcpRegistry({
+        workspaceFolder: ws.folder,
+        dataDir: this.session.dataDir,
+        sandbox: sandbox.provider,
+        workspaceTrusted: this.session.settings.workspace_trusted,
+        log: (level, message) => this.log[level](`MCP (${ws.folder}): ${message}`),
+      });
+      this.mcp.set(key, registry);
+    }
+    return registry;
+  }
+
+  /** A deleted thread's MCP sessions end, in every registry of its folder. */
+  async closeMcpThread(ws: OpenWorkspace, threadId: string): Promise<void> {
+    const mine = [...this.mcp.entries()].filter(([key]) => key.startsWith(`${ws.folder}\0`)).map(([, r]) => r);
+    await Promise.allSettled(mine.map((r) => r.closeThread(threadId)));
+  }
+
   private untrusted(ws: OpenWorkspace): SandboxProvider {
     const key = `${ws.folder}\0untrusted`;
     let p = this.providers.get(key);
@@ -109,6 +140,10 @@ export class Workspaces {
 
   /** Stops sandboxes (dev containers this process started) and closes every store. */
   async close(): Promise<void> {
+    // MCP servers first: those in a dev container go with it, the others are ours to stop.
+    const registries = [...this.mcp.values()];
+    this.mcp.clear();
+    await Promise.allSettled(registries.map((r) => r.dispose()));
     const providers = [...this.providers.values()];
     this.providers.clear();
     const results = await Promise.allSettled(providers.map((p) => p.shutdown?.() ?? Promise.resolve()));

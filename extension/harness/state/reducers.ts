@@ -73,3 +73,20 @@ export function mergeTodos(existing: Todo[] | null | undefined, next: Todo[] | n
   if (next == null) return existing;
   return next;
 }
+
+/** Deferred tools the model fetched with `tool_search` (issue 23; mcp/deferred.ts), for one catalog. */
+export interface PromotedTools {
+  readonly catalog_hash: string;
+  readonly names: readonly string[];
+}
+
+/**
+ * DeerFlow's `merge_promoted`: no update keeps what is there; another catalog's hash replaces it
+ * whole (a persisted bare name must never expose a different tool after the catalog drifted);
+ * the same hash unions the names, order kept, duplicates dropped.
+ */
+export function mergePromoted(existing: PromotedTools | null | undefined, next: PromotedTools | null | undefined): PromotedTools | null {
+  if (!next) return existing ?? null;
+  if (!existing || existing.catalog_hash !== next.catalog_hash) return { catalog_hash: next.catalog_hash, names: [...new Set(next.names)] };
+  return { catalog_hash: existing.catalog_hash, names: [...new Set([...existing.names, ...next.names])] };
+}

@@ -8,8 +8,8 @@
  */
 import { StateSchema, ReducedValue } from "@langchain/langgraph";
 import { z } from "zod";
-import { mergeArtifacts, mergeSandbox, mergeTodos, mergeViewedImages } from "./reducers.js";
-import type { SandboxState, Todo, ViewedImage } from "./reducers.js";
+import { mergeArtifacts, mergePromoted, mergeSandbox, mergeTodos, mergeViewedImages } from "./reducers.js";
+import type { PromotedTools, SandboxState, Todo, ViewedImage } from "./reducers.js";
 import { mergeSkillContext, type SkillContextEntry } from "../skills/context.js";
 
 export const SandboxStateZ = z.object({ sandbox_id: z.string().nullable().optional() });
@@ -28,7 +28,7 @@ export const UploadedFileZ = z.object({
   extension: z.string(),
 });
 
-const ToolClassZ = z.enum(["read", "write", "protected", "shell", "other"]);
+const ToolClassZ = z.enum(["read", "write", "protected", "shell", "mcp", "other"]);
 const SandboxKindZ = z.enum(["local", "devcontainer"]);
 /** An "Always allow" rule (approvals/alwaysAllow.ts). */
 export const AlwaysAllowRuleZ = z.object({ tool: z.string(), class: ToolClassZ, sandbox: SandboxKindZ, prefix: z.string().optional() });
@@ -45,6 +45,7 @@ export const PendingApprovalsZ = z
       fingerprint: z.string().optional(),
       sandbox: SandboxKindZ.optional(),
       always_allow: z.object({ rule: AlwaysAllowRuleZ, label: z.string() }).optional(),
+      mcp: z.object({ server: z.string(), tool: z.string(), source: z.enum(["user", "workspace"]), annotations: z.record(z.string(), z.boolean()).optional() }).optional(),
     }),
   )
   .nullable()
@@ -55,6 +56,9 @@ export const AlwaysAllowZ = z.array(z.union([AlwaysAllowRuleZ, z.string()])).nul
 export const SkillContextEntryZ = z.object({ name: z.string(), path: z.string(), description: z.string(), loaded_at: z.number() });
 /** What `summary_text` covers (middlewares/summarizationPlan.ts SummaryUpto). */
 export const SummaryUptoZ = z.object({ message_id: z.string(), message_count: z.number(), kept_ids: z.array(z.string()) }).nullable().optional();
+
+/** Deferred MCP tools promoted by tool_search (issue 23), scoped by the catalog's hash. */
+export const PromotedZ = z.object({ catalog_hash: z.string(), names: z.array(z.string()) });
 
 export type ThreadData = z.infer<typeof ThreadDataZ>;
 export type UploadedFile = z.infer<typeof UploadedFileZ>;
@@ -90,6 +94,11 @@ export const threadStateFields = {
    */
   summary_text: z.string().nullable().optional(),
   summary_upto: SummaryUptoZ,
+  /** Deferred tools the model fetched with tool_search (issue 23, mcp/deferred.ts): DeerFlow's `promoted`. */
+  promoted: new ReducedValue(PromotedZ.nullable().optional(), {
+    inputSchema: PromotedZ.nullable().optional(),
+    reducer: (a: PromotedTools | null | undefined, b: PromotedTools | null | undefined) => mergePromoted(a, b),
+  }),
   viewed_images: new ReducedValue(z.record(z.string(), ViewedImageZ).default(() => ({})), {
     inputSchema: z.record(z.string(), ViewedImageZ).nullable().optional(),
     reducer: (a: Record<string, ViewedImage>, b: Record<string, ViewedImage> | null | undefined) => mergeViewedImages(a, b),
@@ -118,6 +127,7 @@ export const THREAD_STATE_KEYS = [
   "viewed_images",
   "pending_approvals",
   "approval_always_allow",
+  "promoted",
   "summary_text",
   "summary_upto",
   "skill_context",

@@ -28,6 +28,7 @@ import { modelLengthFinishReasonMiddleware } from "../middlewares/modelLengthFin
 import { safetyFinishReasonMiddleware } from "../middlewares/safetyFinishReason.js";
 import type { ApprovalOptions } from "../middlewares/approval.js";
 import { subagentApprovalMiddleware } from "./approval.js";
+import { deferredToolFilterMiddleware } from "../middlewares/deferredToolFilter.js";
 import { subagentBudgetMiddleware, type BudgetState } from "./budget.js";
 import type { ChainSettings } from "../config/sections.js";
 
@@ -43,6 +44,8 @@ export interface SubagentChainContext {
   tokenBudget: number;
   /** Filled by the budget middleware when a cap ends the run. */
   budget: BudgetState;
+  /** The subagent's own deferred MCP tools (issue 23, mcp/deferred.ts), hidden until its tool_search promotes them. */
+  deferred?: { names: ReadonlySet<string>; hash: string };
   /** The lead run's DeerFlow middleware sections (tool_output, read_before_write, loop_detection, safety_finish_reason); absent → defaults. */
   settings?: ChainSettings;
 }
@@ -62,6 +65,7 @@ export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(), // [14]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
+    ctx.deferred !== undefined && deferredToolFilterMiddleware(ctx.deferred), // [25]
     systemMessageCoalescingMiddleware(), // [26]
     s?.loopDetection !== false && loopDetectionMiddleware(s?.loopDetection), // [28]
     subagentBudgetMiddleware({ maxTurns: ctx.maxTurns, tokenBudget: ctx.tokenBudget }, ctx.budget), // [29] TokenBudget + DeerFlow's max_turns

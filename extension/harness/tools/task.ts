@@ -18,6 +18,8 @@ import { Command } from "@langchain/langgraph";
 import { ToolMessage } from "@langchain/core/messages";
 import type { BaseChatModel } from "@langchain/core/language_models/chat_models";
 import type { StructuredToolInterface } from "@langchain/core/tools";
+import { assembleDeferredTools, type ToolSearchSettings } from "../mcp/deferred.js";
+import { mcpPromptSections } from "../mcp/prompt.js";
 import { z } from "zod";
 import { availableSubagents, limitsFor, subagentType, type SubagentSettings, type SubagentType } from "../subagents/config.js";
 import { createChatModel, withKey, type KeyFor } from "../models/factory.js";
@@ -58,6 +60,8 @@ export interface TaskToolDeps {
   keyFor?: KeyFor;
   /** The lead's own tools (not middleware tools): what a subagent type picks from. */
   parentTools: readonly StructuredToolInterface[];
+  /** MCP deferral (issue 23): a subagent defers its own MCP tools behind tool_search, as the lead (DeerFlow's shared assembly). */
+  toolSearch?: ToolSearchSettings;
   /** Host bash allowed, or a sandbox that is its own boundary (DeerFlow `is_host_bash_allowed`). */
   bashAllowed: boolean;
   settings: SubagentSettings;
@@ -110,18 +114,20 @@ export function taskTool(deps: TaskToolDeps) {
       // DeerFlow builds a subagent's tools for the model it runs on: view_image only for a vision model.
       const vision = own ? own.resolved.supportsVision : deps.chain.supportsVision;
       const tools = subagentTools(deps, type, vision);
+      const deferred = assembleDeferredTools(tools, deps.toolSearch);
+      const mcpSections = mcpPromptSections(tools, deferred);
       const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: unknown };
       const writer = runtime.writer as ((chunk: unknown) => void) | undefined;
       const write: TaskEventWriter = (data) => writer?.(data);
       const result = await runSubagent({
         taskId: toolCallId,
         description,
-        type,
+        type: mcpSections ? { ...type, systemPrompt: `${type.systemPrompt}\n\n${mcpSections}` } : type,
         prompt,
         model: model.model,
         modelName: model.modelName,
         tools,
-        chain: { ...deps.chain, supportsVision: vision, alwaysAllowed: state.approval_always_allow ?? [] },
+        chain: { ...deps.chain, supportsVision: vision, alwaysAllowed: state.approval_always_allow ?? [], ...(deferred.hash ? { deferred: { names: deferred.names, hash: deferred.hash } } : {}) },
         limits: limitsFor(type, deps.settings),
         parentState: { sandbox: state.sandbox, thread_data: state.thread_data },
         threadId: deps.threadId,

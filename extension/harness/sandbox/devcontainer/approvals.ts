@@ -4,86 +4,52 @@
  * the agent and the container can write the workspace, so an approval there could be forged.
  * The approved copies `up` runs on live beside it (approvedCopy.ts).
  *
- * An approval is a fingerprint (configSnapshot.ts). Several are kept, newest first, so going
- * back to a configuration the user already approved needs no second yes; anything else does.
- *
- * Written by the CLI (`deerflow devcontainer approve`) and by the harness (`sandbox/approve`,
- * the panel's Allow), possibly at once: each write replaces the file by rename, so a reader sees
- * the old list or the new one, never half of one.
+ * An approval is a fingerprint (configSnapshot.ts), kept in the trust boundary's consent store
+ * (sandbox/trust/consents.ts: newest first, written by rename), which MCP servers from workspace
+ * files use too. Written by the CLI (`deerflow devcontainer approve`) and by the harness
+ * (`sandbox/approve`, the panel's Allow).
  */
-import { mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { join, resolve, sep } from "node:path";
-import { randomUUID } from "node:crypto";
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
 import { HarnessError } from "../../errors.js";
-import { workspaceDbPath } from "../../store/db.js";
+import { FingerprintConsents, type ConsentRecord } from "../trust/consents.js";
 import { readConfigSnapshot, type ConfigSnapshot } from "./configSnapshot.js";
 
-export interface ApprovalRecord {
-  readonly fingerprint: string;
-  /** Workspace-relative path of the devcontainer.json approved. */
-  readonly config: string;
-  readonly approved_at: string;
-}
-
-interface ApprovalsFile {
-  workspace_folder: string;
-  approvals: ApprovalRecord[];
-}
+/** One approval: the fingerprint, and the workspace-relative path of the devcontainer.json approved. */
+export type ApprovalRecord = ConsentRecord<{ readonly config: string }>;
 
 const KEEP = 20;
 
+/** The consent store (sandbox/trust/consents.ts) of the folder's dev container configurations, and their approved copies. */
 export class ConfigApprovals {
   /** `<data-dir>/workspaces/<key>/devcontainer`: approvals.json and the approved copies. */
   readonly dir: string;
-  private readonly file: string;
   readonly workspaceFolder: string;
+  private readonly consents: FingerprintConsents<{ readonly config: string }>;
 
   constructor(dataDir: string, workspaceFolder: string) {
-    const { dir, folder } = workspaceDbPath(dataDir, workspaceFolder);
-    this.workspaceFolder = folder;
-    this.dir = join(dir, "devcontainer");
-    this.file = join(this.dir, "approvals.json");
-    // The container can write the workspace: approvals inside it could be forged.
-    if (isInside(folder, resolve(this.dir))) {
-      throw new HarnessError("storage", `The data directory ${dataDir} is inside the workspace ${folder}; choose one outside it.`);
-    }
+    this.consents = new FingerprintConsents(dataDir, workspaceFolder, "devcontainer", KEEP);
+    this.dir = this.consents.dir;
+    this.workspaceFolder = this.consents.workspaceFolder;
   }
 
   list(): ApprovalRecord[] {
-    let text: string;
-    try {
-      text = readFileSync(this.file, "utf8");
-    } catch {
-      return [];
-    }
-    try {
-      const parsed = JSON.parse(text) as Partial<ApprovalsFile>;
-      return Array.isArray(parsed.approvals) ? parsed.approvals.filter((a) => typeof a?.fingerprint === "string") : [];
-    } catch {
-      // A damaged file approves nothing; the next approval rewrites it.
-      return [];
-    }
+    return this.consents.list();
   }
 
   has(fingerprint: string): boolean {
-    return this.list().some((a) => a.fingerprint === fingerprint);
+    return this.consents.has(fingerprint);
   }
 
   /** The latest approval, to tell "changed since approved" from "never approved". */
   latest(): ApprovalRecord | undefined {
-    return this.list()[0];
+    return this.consents.latest();
   }
 
   record(snapshot: ConfigSnapshot): ApprovalRecord {
-    const config = snapshot.files[0]?.rel ?? "";
-    const entry: ApprovalRecord = { fingerprint: snapshot.fingerprint, config, approved_at: new Date().toISOString() };
-    const approvals = [entry, ...this.list().filter((a) => a.fingerprint !== snapshot.fingerprint)].slice(0, KEEP);
-    this.ensureDir();
-    const temp = `${this.file}.${randomUUID()}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ workspace_folder: this.workspaceFolder, approvals } satisfies ApprovalsFile, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temp, this.file);
-    this.pruneCopies(new Set(approvals.map((a) => a.fingerprint)));
-    return entry;
+    const kept = this.consents.record(snapshot.fingerprint, { config: snapshot.files[0]?.rel ?? "" });
+    this.pruneCopies(new Set(kept.map((a) => a.fingerprint)));
+    return kept[0]!;
   }
 
   /** Copies of fingerprints no longer approved are never used again. */
@@ -103,15 +69,8 @@ export class ConfigApprovals {
   }
 
   ensureDir(): void {
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    if (isInside(this.workspaceFolder, realpathSync(this.dir))) {
-      throw new HarnessError("storage", `The approvals folder ${this.dir} resolves into the workspace ${this.workspaceFolder}; choose another data directory.`);
-    }
+    this.consents.ensureDir();
   }
-}
-
-function isInside(folder: string, path: string): boolean {
-  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
 /** For messages: a folder as a shell word the user can paste. */

@@ -148,7 +148,7 @@ async function exitCodeOf(api: EngineApi, execId: string): Promise<number | null
  * The wrapper's first stderr line (killTree.ts, EXEC_WRAPPER) taken off the stream (it may
  * arrive split over frames); everything after it is the command's own stderr, untouched.
  */
-class RootPidPreamble {
+export class RootPidPreamble {
   root: ExecRoot | undefined;
   private done = false;
   private head = "";

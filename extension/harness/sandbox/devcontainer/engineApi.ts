@@ -11,6 +11,7 @@
  * the old version prefixes a pinned client would send.
  */
 import { Agent, request, type IncomingMessage } from "node:http";
+import type { Duplex } from "node:stream";
 import { HarnessError } from "../../errors.js";
 import { asError } from "./errors.js";
 
@@ -35,6 +36,8 @@ export interface ExecCreateOptions {
   readonly user?: string;
   readonly workingDir?: string;
   readonly env?: readonly string[];
+  /** Keep the exec's stdin open for startExecAttached (an MCP server's stdio). */
+  readonly attachStdin?: boolean;
 }
 
 export interface ExecInspect {
@@ -140,7 +143,7 @@ export class EngineApi {
   async createExec(containerId: string, options: ExecCreateOptions, signal?: AbortSignal): Promise<string> {
     const body = {
       Cmd: options.cmd,
-      AttachStdin: false,
+      AttachStdin: options.attachStdin ?? false,
       AttachStdout: true,
       AttachStderr: true,
       Tty: false,
@@ -182,6 +185,34 @@ export class EngineApi {
           return;
         }
         resolve(res);
+      });
+      req.end(payload);
+    });
+  }
+
+  /**
+   * Start an exec created with `attachStdin` and return the hijacked connection: writes are the
+   * process's stdin (`end()` closes it), reads its multiplexed stdout/stderr. The engine upgrades
+   * the connection (101) when asked, which is what lets us half-close it for stdin's EOF.
+   */
+  startExecAttached(execId: string, signal?: AbortSignal): Promise<Duplex> {
+    return new Promise((resolve, reject) => {
+      const payload = JSON.stringify({ Detach: false, Tty: false });
+      const req = request({
+        socketPath: this.socketPath,
+        path: `/exec/${encodeURIComponent(execId)}/start`,
+        method: "POST",
+        agent: false,
+        ...(signal ? { signal } : {}),
+        headers: { "Content-Type": "application/json", "Content-Length": Buffer.byteLength(payload), Connection: "Upgrade", Upgrade: "tcp" },
+      });
+      req.once("error", (err) => reject(signal?.aborted ? asError(signal.reason) : this.unavailable(err)));
+      req.once("upgrade", (_res, socket, head) => {
+        if (head.length > 0) socket.unshift(head);
+        resolve(socket);
+      });
+      req.once("response", (res) => {
+        void readBody(res).then((text) => reject(new EngineHttpError(res.statusCode ?? 0, engineMessage(text))), reject);
       });
       req.end(payload);
     });

@@ -30,6 +30,7 @@ import { posix } from "node:path";
 import { HarnessError } from "../../errors.js";
 import type { ExecResult } from "../provider.js";
 import { scrubbedEnv } from "../exec.js";
+import { ContainerStdioProcess } from "./containerStdio.js";
 import { OUTPUTS_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, VIRTUAL_PATH_PREFIX, WORKSPACE_VIRTUAL_PATH } from "../paths.js";
 import { requireApproved, type ConfigApprovals } from "./approvals.js";
 import { writeApprovedCopy } from "./approvedCopy.js";
@@ -131,6 +132,15 @@ function resolveRemoteEnv(remoteEnv: Readonly<Record<string, string | null>>, co
     });
 }
 
+export interface OpenStdioOptions {
+  readonly cmd: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly onStdout: (chunk: Buffer) => void;
+  readonly onStderr: (chunk: Buffer) => void;
+  readonly onClose: (exitCode: number | null) => void;
+  readonly signal?: AbortSignal;
+}
+
 export class FolderContainer {
   private up: UpContainer | undefined;
   private bringingUp: Promise<UpContainer> | undefined;
@@ -216,6 +226,37 @@ export class FolderContainer {
     } finally {
       this.inflight--;
       this.maybeIdle();
+    }
+  }
+
+  /**
+   * A long-lived stdio process in the container (an MCP server, issue 23): as the remoteUser, in
+   * /mnt/user-data/workspace, with the container's environment, the approved remoteEnv and the
+   * caller's `env` (the server's configured variables) — never the harness's. It holds a lease
+   * (`leaseKey`) while it runs, so the idle timer does not stop the container under it.
+   */
+  async openStdio(leaseKey: string, o: OpenStdioOptions): Promise<ContainerStdioProcess> {
+    this.lease(leaseKey);
+    try {
+      const up = await this.ensureUp(o.signal);
+      const env = [...up.env, `PWD=${WORKSPACE_VIRTUAL_PATH}`, ...Object.entries(o.env).map(([k, v]) => `${k}=${v}`)];
+      return await ContainerStdioProcess.start(this.options.engine, {
+        containerId: up.containerId,
+        cmd: o.cmd,
+        user: up.remoteUser,
+        workingDir: WORKSPACE_VIRTUAL_PATH,
+        env,
+        onStdout: o.onStdout,
+        onStderr: o.onStderr,
+        onClose: (code) => {
+          this.unlease(leaseKey);
+          o.onClose(code);
+        },
+        ...(o.signal ? { signal: o.signal } : {}),
+      });
+    } catch (err) {
+      this.unlease(leaseKey);
+      throw err;
     }
   }
 

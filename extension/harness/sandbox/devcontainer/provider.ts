@@ -23,7 +23,8 @@ import { COMMAND_CAPTURE_LIMIT_BYTES, DEFAULT_COMMAND_TIMEOUT_MS } from "../exec
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "../provider.js";
 import { ConfigApprovals } from "./approvals.js";
 import { defaultSocketPath, EngineApi } from "./engineApi.js";
-import { FolderContainer, type DevContainerEvent, type UpContainer } from "./folderContainer.js";
+import { FolderContainer, type DevContainerEvent, type OpenStdioOptions, type UpContainer } from "./folderContainer.js";
+import type { ContainerStdioProcess } from "./containerStdio.js";
 
 export type { DevContainerEvent, DevContainerStatus } from "./folderContainer.js";
 
@@ -179,6 +180,11 @@ export class DevContainerSandboxProvider implements SandboxProvider {
    */
   async ensureUp(options: { signal?: AbortSignal } = {}): Promise<UpContainer> {
     return this.container.ensureUp(options.signal);
+  }
+
+  /** A long-lived stdio process in the folder's container (an MCP server): folderContainer.ts `openStdio`. */
+  openStdio(leaseKey: string, options: OpenStdioOptions): Promise<ContainerStdioProcess> {
+    return this.container.openStdio(leaseKey, options);
   }
 
   /** The Docker client given to @devcontainers/cli; a terminal attaching to the container can use it. */

@@ -1,0 +1,64 @@
+/**
+ * Where a workspace's MCP servers are configured (issue 23), in precedence order: the user's own
+ * files first, so a workspace file can never shadow a user's server of the same name (and borrow
+ * its `always_allow`).
+ *
+ * 1. `<data-dir>/extensions_config.json` (DeerFlow's file; `DEER_FLOW_EXTENSIONS_CONFIG_PATH`
+ *    names another one, and a missing named file is reported, as DeerFlow raises) — user;
+ * 2. VS Code's profile `mcp.json` — user. The extension host knows the active profile's path and
+ *    sends it; the CLI reads the default profile's file of a desktop VS Code, and says so;
+ * 3. the workspace's `.deerflow/extensions_config.json` — workspace;
+ * 4. the workspace's `.vscode/mcp.json` — workspace.
+ */
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import type { McpDiagnostic, McpSource } from "./types.js";
+
+export interface SourceOptions {
+  readonly dataDir: string;
+  readonly workspaceFolder: string;
+  /** The VS Code profile's mcp.json (from the host); absent: none is read. */
+  readonly userMcpJson?: string;
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export function mcpSources(o: SourceOptions): { sources: McpSource[]; diagnostics: McpDiagnostic[] } {
+  const env = o.env ?? process.env;
+  const diagnostics: McpDiagnostic[] = [];
+  const sources: McpSource[] = [];
+  const named = env.DEER_FLOW_EXTENSIONS_CONFIG_PATH;
+  if (named) {
+    if (!existsSync(named)) diagnostics.push({ file: named, message: `DEER_FLOW_EXTENSIONS_CONFIG_PATH names a file that does not exist: ${named}` });
+    sources.push({ file: named, format: "deerflow", scope: "user", label: "DEER_FLOW_EXTENSIONS_CONFIG_PATH" });
+  } else {
+    // DeerFlow also reads `mcp_config.json` when there is no extensions_config.json.
+    const primary = join(o.dataDir, "extensions_config.json");
+    const legacy = join(o.dataDir, "mcp_config.json");
+    const file = !existsSync(primary) && existsSync(legacy) ? legacy : primary;
+    sources.push({ file, format: "deerflow", scope: "user", label: `the data directory's ${file === legacy ? "mcp_config.json" : "extensions_config.json"}` });
+  }
+  if (o.userMcpJson) sources.push({ file: o.userMcpJson, format: "vscode", scope: "user", label: "VS Code's user mcp.json" });
+  sources.push(
+    { file: join(o.workspaceFolder, ".deerflow", "extensions_config.json"), format: "deerflow", scope: "workspace", label: ".deerflow/extensions_config.json" },
+    { file: join(o.workspaceFolder, ".vscode", "mcp.json"), format: "vscode", scope: "workspace", label: ".vscode/mcp.json" },
+  );
+  return { sources, diagnostics };
+}
+
+/**
+ * The default profile's mcp.json of a desktop VS Code, for the CLI (the extension sends the
+ * active profile's). `DEERFLOW_VSCODE_USER_MCP` names another file; "" reads none.
+ */
+export function defaultUserMcpJson(env: NodeJS.ProcessEnv = process.env, platform: NodeJS.Platform = process.platform): string | undefined {
+  const named = env.DEERFLOW_VSCODE_USER_MCP;
+  if (named !== undefined) return named === "" ? undefined : named;
+  const home = env.HOME ?? homedir();
+  const base =
+    platform === "darwin"
+      ? join(home, "Library", "Application Support")
+      : platform === "win32"
+        ? (env.APPDATA ?? join(home, "AppData", "Roaming"))
+        : (env.XDG_CONFIG_HOME ?? join(home, ".config"));
+  return join(base, "Code", "User", "mcp.json");
+}

@@ -1,0 +1,142 @@
+// Issue 23: MCP tools in a run, through the CLI, against the registry's own reference servers
+// (@modelcontextprotocol/server-filesystem and server-everything, real processes over stdio) and
+// the scripted model server. One data directory and one workspace for the file: the user's
+// extensions_config.json names both servers and one that cannot start.
+import { test, before } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { cliState, runCli, sandboxDirs, scriptedRun, useModelServer, type Dirs } from "./helpers/cli.js";
+
+const server = useModelServer();
+const FS_SERVER = resolve("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+const EVERYTHING = resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+
+let d: Dirs;
+before(() => {
+  d = sandboxDirs();
+  writeFileSync(join(d.workspace, "hello.txt"), "hello from the workspace\n");
+  writeFileSync(
+    join(d.dataDir, "extensions_config.json"),
+    JSON.stringify({
+      mcpServers: {
+        fs: { type: "stdio", command: "node", args: [FS_SERVER, d.workspace] },
+        everything: { command: "node", args: [EVERYTHING, "stdio"] },
+        broken: { command: "deerflow-no-such-mcp-server", args: [] },
+      },
+    }),
+  );
+});
+
+const toolNames = (request: { body?: { tools?: Array<{ function: { name: string } }> } | null } | undefined) => (request?.body?.tools ?? []).map((t) => t.function.name);
+const toolMessages = (request: { body?: { messages?: Array<Record<string, any>> } | null } | undefined) => (request?.body?.messages ?? []).filter((m) => m.role === "tool");
+
+test("mcp list starts the user's servers: both ready with their tools, the one that cannot start has its reason", async () => {
+  const r = await runCli(["mcp", "list", "--workspace", d.workspace, "--data-dir", d.dataDir]);
+  assert.equal(r.code, 0, r.stderr);
+  const by = new Map<string, Record<string, any>>(r.lines.map((s: Record<string, any>) => [s.name, s]));
+  assert.equal(by.get("fs")?.state, "ready", JSON.stringify(by.get("fs")));
+  assert.ok(by.get("fs")!.tools.some((t: Record<string, any>) => t.name === "fs_read_text_file" && t.tool === "read_text_file"));
+  assert.equal(by.get("everything")?.state, "ready", JSON.stringify(by.get("everything")));
+  assert.ok(by.get("everything")!.tools.some((t: Record<string, any>) => t.name === "everything_echo"));
+  assert.equal(by.get("broken")?.state, "error");
+  assert.match(by.get("broken")!.reason, /command was not found \(deerflow-no-such-mcp-server\)/);
+  assert.equal(by.get("fs")!.source.scope, "user");
+  assert.match(r.stderr, /fs: ready \(\d+ tools\)/, "the same facts for a person on stderr");
+});
+
+test("an MCP call asks by default; approved, its result reaches the model and the state, while the broken server is skipped", async () => {
+  const paused = await scriptedRun(server, d, [{ toolCalls: [{ id: "call_echo", name: "everything_echo", args: { message: "hi from mcp" } }] }], "Echo it.");
+  assert.equal(paused.code, 0, paused.stderr);
+  assert.equal(paused.end?.data.stop_reason, "approval");
+  const offered = toolNames(paused.requests[0]);
+  assert.ok(offered.includes("everything_echo") && offered.includes("fs_read_text_file"), offered.join(","));
+  assert.ok(!offered.some((n) => n.startsWith("broken_")));
+  const statuses = paused.lines.filter((l) => l.event === "custom" && l.data.type === "mcp_status").map((l) => l.data);
+  assert.ok(statuses.some((s) => s.server === "everything" && s.state === "ready" && s.tools > 0));
+  assert.ok(statuses.some((s) => s.server === "broken" && s.state === "error" && /not found/.test(s.error)));
+  const card = (paused.end?.data.pending_approvals as Array<Record<string, any>>)[0]!;
+  assert.equal(card.class, "mcp");
+  assert.deepEqual([card.name, card.mcp?.server, card.mcp?.tool, card.mcp?.source], ["everything_echo", "everything", "echo", "user"]);
+  assert.deepEqual(card.args, { message: "hi from mcp" });
+  assert.match(card.reason, /calls echo on MCP server everything/);
+  assert.ok(!paused.lines.some((l) => l.event === "updates" && l.data.tools), "nothing ran before the decision");
+
+  server.setScript([{ content: "It echoed." }]);
+  const first = server.requests.length;
+  const done = await runCli(["approve", "--workspace", d.workspace, "--data-dir", d.dataDir, "--thread", paused.threadId, "--approve", "call_echo"]);
+  assert.equal(done.code, 0, done.stderr);
+  assert.equal(done.lines.at(-1)?.data.status, "success");
+  const results = toolMessages(server.requests[first]);
+  assert.deepEqual(
+    results.map((m) => [m.tool_call_id, m.content]),
+    [["call_echo", "Echo: hi from mcp"]],
+  );
+  const state = await cliState(d, paused.threadId);
+  const stored = state.messages.find((m: Record<string, any>) => m.type === "tool" && m.tool_call_id === "call_echo");
+  assert.equal(stored?.content, "Echo: hi from mcp");
+});
+
+test("--approval mcp=auto runs an MCP tool without asking: server-filesystem reads a workspace file for the model", async () => {
+  const r = await scriptedRun(
+    server,
+    d,
+    [{ toolCalls: [{ id: "call_read", name: "fs_read_text_file", args: { path: join(d.workspace, "hello.txt") } }] }, { content: "Read it." }],
+    "Read hello.txt.",
+    ["--approval", "mcp=auto"],
+  );
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.end?.data.status, "success");
+  assert.equal(r.end?.data.stop_reason, undefined);
+  assert.ok(!r.lines.some((l) => l.event === "custom" && l.data.type === "approval_requested"));
+  const results = toolMessages(r.requests[1]);
+  assert.equal(results[0]?.tool_call_id, "call_read");
+  assert.match(JSON.stringify(results[0]?.content), /hello from the workspace/);
+});
+
+test("workspace servers (.vscode/mcp.json, .deerflow/extensions_config.json) do not start before mcp approve; an edit asks again", async () => {
+  const w: Dirs = sandboxDirs();
+  mkdirSync(join(w.workspace, ".vscode"));
+  mkdirSync(join(w.workspace, ".deerflow"));
+  // A workspace file's always_allow is not read: approving a server never lets its calls skip the user.
+  writeFileSync(join(w.workspace, ".deerflow", "extensions_config.json"), JSON.stringify({ mcpServers: { wsev: { command: "node", args: [EVERYTHING, "stdio"], always_allow: ["echo"] } } }));
+  const mcpJson = (extra: string[]) => JSON.stringify({ servers: { wsfs: { type: "stdio", command: "node", args: [FS_SERVER, w.workspace, ...extra] } } });
+  writeFileSync(join(w.workspace, ".vscode", "mcp.json"), mcpJson([]));
+  const listed = await runCli(["mcp", "list", "--workspace", w.workspace, "--data-dir", w.dataDir]);
+  assert.equal(listed.code, 0, listed.stderr);
+  const servers = new Map<string, Record<string, any>>(listed.lines.map((s: Record<string, any>) => [s.name, s]));
+  assert.equal(servers.get("wsev")?.state, "needs_approval");
+  assert.equal(servers.get("wsev")?.source.label, ".deerflow/extensions_config.json");
+  const before = servers.get("wsfs")!;
+  assert.equal(before.state, "needs_approval");
+  assert.equal(before.source.scope, "workspace");
+  assert.deepEqual(before.tools, []);
+  assert.match(before.reason, /deerflow mcp approve --workspace/);
+  assert.equal(existsSync(before.log_file), false, "the server was never started (its log would say so)");
+
+  const run = await scriptedRun(server, w, [{ content: "No tools." }], "Hi.");
+  assert.equal(run.code, 0, run.stderr);
+  assert.ok(!toolNames(run.requests[0]).some((n) => n.startsWith("wsfs_") || n.startsWith("wsev_")), "their tools are not offered");
+  assert.ok(run.lines.some((l) => l.event === "custom" && l.data.type === "mcp_status" && l.data.server === "wsfs" && l.data.state === "needs_approval"));
+  assert.equal(existsSync(before.log_file), false);
+
+  const approved = await runCli(["mcp", "approve", "--workspace", w.workspace, "--data-dir", w.dataDir, "--server", "wsfs"]);
+  assert.equal(approved.code, 0, approved.stderr);
+  assert.deepEqual(
+    approved.lines.map((l) => [l.name, l.approved]),
+    [["wsfs", true]],
+  );
+  assert.match(approved.stderr, /runs on THIS MACHINE: node /);
+  const after = await runCli(["mcp", "list", "--workspace", w.workspace, "--data-dir", w.dataDir]);
+  const listedAfter = new Map<string, Record<string, any>>(after.lines.map((s: Record<string, any>) => [s.name, s]));
+  const now = listedAfter.get("wsfs")!;
+  assert.equal(now.state, "ready", JSON.stringify(now));
+  assert.ok(now.tools.some((t: Record<string, any>) => t.name === "wsfs_list_directory"));
+  assert.equal(listedAfter.get("wsev")?.state, "needs_approval", "only the server named was approved");
+
+  writeFileSync(join(w.workspace, ".vscode", "mcp.json"), mcpJson([join(w.workspace, ".vscode")]));
+  const edited = await runCli(["mcp", "list", "--workspace", w.workspace, "--data-dir", w.dataDir, "--no-start"]);
+  const wsfs = edited.lines.find((s: Record<string, any>) => s.name === "wsfs")!;
+  assert.equal(wsfs.state, "needs_approval");
+  assert.equal(wsfs.changed, true);
+});
