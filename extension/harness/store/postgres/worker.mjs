@@ -1,0 +1,70 @@
+// The Postgres side of the synchronous driver (syncPg.ts): runs in a worker thread, owns ONE
+// connection (so BEGIN … COMMIT issued by the main thread are one session), and answers each
+// request on the MessagePort, then raises the shared flag the main thread is blocked on
+// (Atomics.wait). Plain JavaScript so it loads the same under tsx, vitest and the dist bundle
+// (esbuild bundles it, with pg, to dist/pgWorker.js).
+import { workerData } from "node:worker_threads";
+import pg from "pg";
+
+const { url, flag, port, statementTimeoutMs, applicationName } = workerData;
+const signal = new Int32Array(flag);
+
+// BIGINT (epoch milliseconds, counts) as a number: every value we store fits in 2^53.
+pg.types.setTypeParser(20, (v) => Number(v));
+
+function reply(message) {
+  port.postMessage(message);
+  Atomics.store(signal, 0, 1);
+  Atomics.notify(signal, 0);
+}
+
+function errorOf(err) {
+  return {
+    message: err instanceof Error ? err.message : String(err),
+    code: typeof err?.code === "string" ? err.code : undefined,
+    constraint: typeof err?.constraint === "string" ? err.constraint : undefined,
+    detail: typeof err?.detail === "string" ? err.detail : undefined,
+  };
+}
+
+let client;
+let broken;
+
+async function connect() {
+  client = new pg.Client({ connectionString: url, statement_timeout: statementTimeoutMs, application_name: applicationName });
+  // A connection that dies between requests fails the next request with this error.
+  client.on("error", (err) => {
+    broken = err;
+  });
+  await client.connect();
+}
+
+port.on("message", async (req) => {
+  if (req.type === "close") {
+    try {
+      await client?.end();
+    } catch {
+      /* closing anyway */
+    }
+    reply({ id: req.id, ok: true });
+    port.close();
+    return;
+  }
+  if (broken) return reply({ id: req.id, ok: false, error: errorOf(broken) });
+  try {
+    // Named statements are parsed and planned once per connection; simple ones (exec) may hold
+    // several statements and take no parameters.
+    const res = req.simple
+      ? await client.query(req.sql)
+      : await client.query({ name: req.name, text: req.sql, values: req.params });
+    const last = Array.isArray(res) ? res.at(-1) : res;
+    reply({ id: req.id, ok: true, rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 });
+  } catch (err) {
+    reply({ id: req.id, ok: false, error: errorOf(err) });
+  }
+});
+
+connect().then(
+  () => reply({ id: 0, ok: true }),
+  (err) => reply({ id: 0, ok: false, error: errorOf(err) }),
+);
