@@ -32,7 +32,7 @@ const PREFIXED = [
   /\bnpm_[A-Za-z0-9]{36,}/g,
   /\bgh[pousr]_[A-Za-z0-9]{16,}/g,
   /\bgithub_pat_[A-Za-z0-9_]{22,}/g,
-  // Slack tokens always hold digits (team and user ids): "xoxo-hugs-and-kisses" is no token.
+  // Slack tokens always hold digits (team and user ids): a word chain after "xoxo-" is no token.
   /\bxox[a-z]-(?=[A-Za-z0-9-]{0,200}\d)[A-Za-z0-9-]{10,}/g,
   /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g,
   /\bBearer\s+[A-Za-z0-9._~+/-]{8,}/g,
