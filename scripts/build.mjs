@@ -19,6 +19,9 @@ const targets = [
   { ...common, entryPoints: ["extension/harness/cli.ts"], outfile: "dist/cli.js" },
   // The harness process the extension starts (JSON-RPC over stdio): same runtime as the CLI.
   { ...common, entryPoints: ["extension/harness/server.ts"], outfile: "dist/server.js" },
+  // The Postgres driver's worker thread (store/postgres/syncPg.ts loads it beside the bundle),
+  // with pg inside; pg-native is pg's optional libpq binding, which we do not use.
+  { ...common, entryPoints: ["extension/harness/store/postgres/worker.mjs"], outfile: "dist/pgWorker.js", external: ["pg-native"] },
   // The extension host bundle: CommonJS (VS Code 1.100 loads `main` with require), `.cjs` because
   // package.json says "type": "module". vscode is provided by the host; it never loads SQLite.
   {

@@ -24,7 +24,7 @@ import { fileURLToPath } from "node:url";
 import { HarnessError } from "../../errors.js";
 import { SqliteError, type Db, type RunResult, type Statement, type TransactionMode } from "../sqlite/types.js";
 import { TransactionRunner } from "../sqlite/transaction.js";
-import { rewriteParams, type ParamPlan } from "./sqlText.js";
+import { isReadOnly, rewriteParams, translateSqlite, type ParamPlan } from "./sqlText.js";
 import { sqliteCodeOf } from "./errors.js";
 import { redactUrl } from "./url.js";
 
@@ -62,9 +62,12 @@ class PgStatement<P extends unknown[], R> implements Statement<P, R> {
     private readonly db: PostgresDb,
     private readonly plan: ParamPlan,
     private readonly name: string,
+    private readonly readOnly: boolean,
   ) {}
   private query(params: P): Reply & { ok: true } {
-    return this.db.request({ sql: this.plan.sql, name: this.name, params: this.plan.bind(params) });
+    // Outside a transaction a write takes the write lock, as it does on SQLite (worker.mjs).
+    const lock = this.readOnly || this.db.inTransaction ? undefined : WRITE_LOCK_KEY;
+    return this.db.request({ sql: this.plan.sql, name: this.name, params: this.plan.bind(params), lock });
   }
   run(...params: P): RunResult {
     return { changes: this.query(params).rowCount ?? 0, lastInsertRowid: 0 };
@@ -154,7 +157,7 @@ export class PostgresDb implements Db {
   }
 
   /** One statement, answered synchronously; an error is thrown as SqliteError. */
-  request(req: { sql: string; name?: string; params?: unknown[]; simple?: boolean }): Reply & { ok: true } {
+  request(req: { sql: string; name?: string; params?: unknown[]; simple?: boolean; lock?: string }): Reply & { ok: true } {
     if (this.closed) throw new SqliteError("The Postgres connection is closed.", "SQLITE_MISUSE");
     const id = this.nextId++;
     Atomics.store(this.signal, 0, 0);
@@ -173,10 +176,10 @@ export class PostgresDb implements Db {
 
   prepare<P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R> {
     let plan = this.plans.get(sql);
-    if (!plan) this.plans.set(sql, (plan = rewriteParams(sql)));
+    if (!plan) this.plans.set(sql, (plan = rewriteParams(translateSqlite(sql))));
     let name = this.names.get(plan.sql);
     if (!name) this.names.set(plan.sql, (name = `df${this.names.size + 1}`));
-    return new PgStatement<P, R>(this, plan, name);
+    return new PgStatement<P, R>(this, plan, name, isReadOnly(plan.sql));
   }
 
   transaction<T>(mode: TransactionMode, fn: () => T): T {

@@ -54,9 +54,23 @@ port.on("message", async (req) => {
   try {
     // Named statements are parsed and planned once per connection; simple ones (exec) may hold
     // several statements and take no parameters.
-    const res = req.simple
-      ? await client.query(req.sql)
-      : await client.query({ name: req.name, text: req.sql, values: req.params });
+    const query = () => (req.simple ? client.query(req.sql) : client.query({ name: req.name, text: req.sql, values: req.params }));
+    let res;
+    if (req.lock) {
+      // A write outside a transaction: SQLite would take its write lock for it, so it runs in
+      // one of its own under the same advisory lock an IMMEDIATE transaction takes (syncPg.ts).
+      // One message from the main thread, four statements here on the loopback connection.
+      await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${req.lock})`);
+      try {
+        res = await query();
+        await client.query("COMMIT");
+      } catch (err) {
+        await client.query("ROLLBACK").catch(() => undefined);
+        throw err;
+      }
+    } else {
+      res = await query();
+    }
     const last = Array.isArray(res) ? res.at(-1) : res;
     reply({ id: req.id, ok: true, rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 });
   } catch (err) {
