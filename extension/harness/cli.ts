@@ -14,6 +14,7 @@ import { deleteCommand } from "./cli/delete.js";
 import { changesCommand, revertCommand } from "./cli/changes.js";
 import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
+import { serveCommand } from "./serve/command.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
@@ -87,6 +88,14 @@ const USAGE = `Usage:
                    clear empties it and drops queued updates; promote makes a fact (or a folder's
                    section, e.g. user.workContext) global.
                    run --no-memory (or config memory.enabled false): no injection, no extraction.
+  deerflow serve   --workspace [NAME=]DIR... [--data-dir DIR] [--database URL|sqlite] [--port N]
+                   [--host H] [--token-file F] [--model NAME] [--base-url URL] [--sandbox CHOICE]
+                   DeerFlow's LangGraph-compatible HTTP API (threads, runs, runs/stream, join,
+                   cancel, state, history) for @langchain/langgraph-sdk clients. Bearer token
+                   from --token-file (or generated and printed once on stderr); 127.0.0.1:2024
+                   unless --host/--port say otherwise. --database postgres://… (or config
+                   database: {backend: postgres, postgres_url: $DATABASE_URL}) shares one
+                   Postgres between several serve processes; the default is the data dir's SQLite.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
                    A folder's dev container is brought up only with a configuration you
@@ -124,6 +133,8 @@ async function main(argv: string[]): Promise<number> {
       return memoryCommand(rest);
     case "devcontainer":
       return devcontainerCommand(rest);
+    case "serve":
+      return serveCommand(rest);
     case "changes":
       return changesCommand(rest);
     case "revert":

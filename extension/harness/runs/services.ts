@@ -17,7 +17,9 @@ export function openRunSystem(store: WorkspaceStore, opts: { leaseTtlMs?: number
     journal: new Journal(createEventStore(store.db), { inTransaction: () => store.db.inTransaction }),
     changes: store.fileChanges,
     owner: currentOwnerId(),
-    dbFile: store.file,
+    // Watched to learn of other processes' writes: a SQLite file's folder. Postgres has no
+    // folder to watch; the lease-bounded poll of waitForEnd reads other processes' writes there.
+    ...(store.db.dialect === "sqlite" ? { dbFile: store.file } : {}),
     ...(leaseTtlMs ? { leaseTtlMs } : {}),
   });
 }

@@ -144,9 +144,10 @@ export class PostgresDb implements Db {
   private await(id: number): Reply {
     const deadline = Date.now() + this.waitMs;
     for (;;) {
-      const m = receiveMessageOnPort(this.port) as { message: Reply } | undefined;
+      const m = receiveMessageOnPort(this.port);
       if (m) {
-        if (m.message.id === id) return m.message;
+        const reply = m.message as Reply;
+        if (reply.id === id) return reply;
         continue;
       }
       const left = deadline - Date.now();
