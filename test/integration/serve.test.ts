@@ -5,52 +5,33 @@
 // data dir's SQLite, or on Postgres in the Postgres tier (scripts/ci/postgres-tests.sh).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn, type ChildProcess } from "node:child_process";
-import { once } from "node:events";
-import { writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { createInterface } from "node:readline";
-import { Client } from "@langchain/langgraph-sdk";
-import { CLI, sandboxDirs, tempDir } from "./helpers/cli.js";
+import { sandboxDirs } from "./helpers/cli.js";
+import { startServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
 import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
 import { testWorkspaceDatabase } from "../fixtures/testDatabase.js";
 
 let model: ModelServer;
-const TOKEN = "serve-test-token-0123456789abcdef";
-let child: ChildProcess;
+let serve: ServeProcess;
 let url: string;
-let stderr = "";
-const client = () => new Client({ apiUrl: url, defaultHeaders: { Authorization: `Bearer ${TOKEN}` } });
+const TOKEN = SERVE_TOKEN;
+const client = () => serve.client();
 const input = (text: string) => ({ messages: [{ role: "user", content: text }] });
 
 before(async () => {
   model = await startModelServer();
   const d = sandboxDirs();
-  const tokenFile = join(tempDir("token"), "token");
-  writeFileSync(tokenFile, `${TOKEN}\n`, { mode: 0o600 });
   const database = testWorkspaceDatabase(d.dataDir);
-  child = spawn(
-    process.execPath,
-    [CLI, "serve", "--workspace", `main=${d.workspace}`, "--data-dir", d.dataDir, "--port", "0", "--token-file", tokenFile,
-      "--model", "scripted", "--base-url", model.url, "--sandbox", "local", ...(database ? ["--database", database] : [])],
-    { env: { PATH: process.env.PATH, HOME: process.env.HOME }, stdio: ["ignore", "pipe", "pipe"] },
-  );
-  child.stderr!.setEncoding("utf8").on("data", (s: string) => (stderr += s));
-  const lines = createInterface({ input: child.stdout! });
-  const [first] = (await Promise.race([once(lines, "line"), once(child, "exit").then(() => [undefined])])) as [string | undefined];
-  assert.ok(first, `serve exited before listening: ${stderr}`);
-  const listening = JSON.parse(first) as { event: string; url: string; database: string };
-  assert.equal(listening.event, "listening");
-  assert.match(listening.database, database ? /^postgres:\/\// : /^sqlite/);
-  assert.match(listening.url, /^http:\/\/127\.0\.0\.1:\d+$/, "127.0.0.1 by default");
-  url = listening.url;
+  serve = await startServe([
+    "--workspace", `main=${d.workspace}`, "--data-dir", d.dataDir,
+    "--model", "scripted", "--base-url", model.url, "--sandbox", "local", ...(database ? ["--database", database] : []),
+  ]);
+  assert.match(serve.url, /^http:\/\/127\.0\.0\.1:\d+$/, "127.0.0.1 by default");
+  assert.match(serve.database, database ? /^postgres:\/\// : /^sqlite/);
+  url = serve.url;
 });
 
 after(async () => {
-  if (child && child.exitCode === null) {
-    child.kill("SIGTERM");
-    await once(child, "exit");
-  }
+  await serve?.stop();
   await model?.close();
 });
 
