@@ -9,7 +9,8 @@ const common = {
   format: "esm",
   target: "node20",
   sourcemap: "linked",
-  external: ["better-sqlite3"],
+  // pg-native: pg's optional libpq binding, which we do not use (store/postgres/).
+  external: ["better-sqlite3", "pg-native"],
   logLevel: "warning",
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
@@ -20,8 +21,8 @@ const targets = [
   // The harness process the extension starts (JSON-RPC over stdio): same runtime as the CLI.
   { ...common, entryPoints: ["extension/harness/server.ts"], outfile: "dist/server.js" },
   // The Postgres driver's worker thread (store/postgres/syncPg.ts loads it beside the bundle),
-  // with pg inside; pg-native is pg's optional libpq binding, which we do not use.
-  { ...common, entryPoints: ["extension/harness/store/postgres/worker.mjs"], outfile: "dist/pgWorker.js", external: ["pg-native"] },
+  // with pg inside.
+  { ...common, entryPoints: ["extension/harness/store/postgres/worker.mjs"], outfile: "dist/pgWorker.js" },
   // The extension host bundle: CommonJS (VS Code 1.100 loads `main` with require), `.cjs` because
   // package.json says "type": "module". vscode is provided by the host; it never loads SQLite.
   {

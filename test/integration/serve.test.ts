@@ -137,3 +137,20 @@ test("cancel ends a running run interrupted; the thread takes the next run", asy
   await c.runs.join(thread.thread_id, next.run_id);
   assert.equal((await c.runs.get(thread.thread_id, next.run_id)).status, "success");
 });
+
+test("approval decisions: a protected write pauses the run; command.resume.decisions continues it", async () => {
+  const c = client();
+  const thread = await c.threads.create();
+  const write = { id: "call_serve_p", name: "write_file", args: { description: "tasks", path: "/mnt/user-data/workspace/.vscode/tasks.json", content: "{}\n" } };
+  model.setScript([{ toolCalls: [write] }]);
+  const paused = (await collect(c.runs.stream(thread.thread_id, "lead_agent", { input: input("Add a task.") }) as AsyncIterable<Part>)).at(-1)!;
+  assert.equal(paused.data.stop_reason, "approval");
+  assert.deepEqual(paused.data.pending_approvals.map((p: { tool_call_id: string }) => p.tool_call_id), ["call_serve_p"]);
+  model.setScript([{ content: "Not added." }]);
+  const before = model.requests.length;
+  const decisions = [{ tool_call_id: "call_serve_p", decision: "reject", reason: "not now" }];
+  const done = (await collect(c.runs.stream(thread.thread_id, "lead_agent", { command: { resume: { decisions } } }) as AsyncIterable<Part>)).at(-1)!;
+  assert.equal(done.data.status, "success");
+  assert.equal(done.data.stop_reason, undefined);
+  assert.match(JSON.stringify(model.requests[before]), /Rejected by the user: not now/);
+});

@@ -18,8 +18,9 @@ export function openRunSystem(store: WorkspaceStore, opts: { leaseTtlMs?: number
     changes: store.fileChanges,
     owner: currentOwnerId(),
     // Watched to learn of other processes' writes: a SQLite file's folder. Postgres has no
-    // folder to watch; the lease-bounded poll of waitForEnd reads other processes' writes there.
+    // folder to watch: LISTEN/NOTIFY wakes waiters there (store/postgres/notify.ts).
     ...(store.db.dialect === "sqlite" ? { dbFile: store.file } : {}),
+    ...(store.db.watchEvents ? { watchEvents: store.db.watchEvents.bind(store.db) } : {}),
     ...(leaseTtlMs ? { leaseTtlMs } : {}),
   });
 }

@@ -21,6 +21,7 @@ import { modesFilter, streamRun } from "./stream.js";
 import { ASSISTANT_ID, runView, stateView, threadView } from "./views.js";
 import type { ServedWorkspace, Workspaces } from "./workspaces.js";
 import { readThreadState } from "../threads/threadStateView.js";
+import { pausedRunOf } from "../runs/gateway.js";
 
 export interface ServeOptions {
   workspaces: Workspaces;
@@ -49,6 +50,16 @@ const RunBodyZ = z.looseObject({
   context: z.record(z.string(), z.unknown()).nullish(),
   config: z.looseObject({ configurable: z.record(z.string(), z.unknown()).optional() }).nullish(),
   stream_mode: z.union([z.string(), z.array(z.string())]).nullish(),
+  // LangGraph's resume of an interrupted run: here, the decisions on the paused tool calls.
+  command: z
+    .looseObject({
+      resume: z.looseObject({
+        decisions: z
+          .array(z.strictObject({ tool_call_id: z.string(), decision: z.enum(["approve", "reject"]), reason: z.string().optional(), always_allow: z.boolean().optional() }))
+          .min(1),
+      }),
+    })
+    .nullish(),
   multitask_strategy: z.enum(["reject", "interrupt"]).nullish(),
 });
 const ThreadBodyZ = z.looseObject({ thread_id: z.string().optional(), metadata: z.record(z.string(), z.unknown()).nullish() });
@@ -130,13 +141,16 @@ export function createApp(o: ServeOptions): Hono {
 
   /** Admits a run through the one launcher; the worker goes on whether or not anyone streams it. */
   const launch = async (c: Context, threadId: string) => {
-    const { ws } = threadOf(threadId);
+    const { ws, thread } = threadOf(threadId);
     const b = await body(c, RunBodyZ);
     if (b.assistant_id !== ASSISTANT_ID) throw new HarnessError("invalid_params", `assistant_id must be "${ASSISTANT_ID}" (DeerFlow's lead agent).`);
-    if (!b.input) throw new HarnessError("invalid_params", "input.messages is required.");
+    const decisions = b.command?.resume.decisions;
+    if (!b.input && !decisions) throw new HarnessError("invalid_params", "input.messages is required (or command.resume.decisions, to decide paused tool calls).");
     // DeerFlow's run context (config.configurable is the older place for the same keys).
     const ctx = { ...(b.config?.configurable ?? {}), ...(b.context ?? {}) };
-    const model = typeof ctx.model_name === "string" ? ctx.model_name : o.model;
+    // A decision continues the paused turn with the paused run's model unless the client names one.
+    const paused = decisions ? pausedRunOf(thread) : undefined;
+    const model = typeof ctx.model_name === "string" ? ctx.model_name : (paused?.model ?? o.model);
     const launched = launchRun(
       {
         workspaceFolder: ws.folder,
@@ -151,7 +165,8 @@ export function createApp(o: ServeOptions): Hono {
       },
       {
         threadId,
-        prompt: promptOf(b.input.messages),
+        prompt: b.input ? promptOf(b.input.messages) : "",
+        ...(decisions ? { approvals: decisions } : {}),
         ...(model ? { model } : {}),
         ...(o.baseURL && !(typeof ctx.model_name === "string") ? { baseURL: o.baseURL } : {}),
         planMode: ctx.is_plan_mode === true,

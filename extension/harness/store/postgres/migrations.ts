@@ -132,5 +132,18 @@ CREATE TABLE IF NOT EXISTS run_file_changes (
 CREATE INDEX IF NOT EXISTS run_file_changes_by_run ON run_file_changes (run_id);
 CREATE INDEX IF NOT EXISTS run_file_changes_by_before ON run_file_changes (before_sha256) WHERE before_sha256 IS NOT NULL;`,
   },
+  {
+    name: "events notify",
+    // Cross-process fan-out (postgres/notify.ts): each journaled event NOTIFYs its thread id,
+    // delivered at COMMIT. A trigger, so every writer does it.
+    sql: `
+CREATE OR REPLACE FUNCTION deerflow_notify_event() RETURNS trigger AS $$
+BEGIN
+  PERFORM pg_notify('deerflow_events', NEW.thread_id);
+  RETURN NULL;
+END
+$$ LANGUAGE plpgsql;
+CREATE TRIGGER events_notify AFTER INSERT ON events FOR EACH ROW EXECUTE FUNCTION deerflow_notify_event();`,
+  },
   // Append new migrations here; never reorder or edit a shipped one.
 ];

@@ -27,6 +27,7 @@ import { TransactionRunner } from "../sqlite/transaction.js";
 import { isReadOnly, rewriteParams, translateSqlite, type ParamPlan } from "./sqlText.js";
 import { sqliteCodeOf } from "./errors.js";
 import { redactUrl } from "./url.js";
+import { PostgresNotifications } from "./notify.js";
 
 /** The key of the advisory lock an IMMEDIATE transaction takes ("deerflow" in ASCII, as a bigint). */
 const WRITE_LOCK_KEY = "7229717520616794743";
@@ -103,9 +104,11 @@ export class PostgresDb implements Db {
   private readonly plans = new Map<string, ParamPlan>();
   private nextId = 1;
   private closed = false;
+  private readonly notifications: PostgresNotifications;
 
   private constructor(url: string, o: PostgresOptions) {
     this.file = redactUrl(url);
+    this.notifications = new PostgresNotifications(url);
     const statementTimeoutMs = o.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS;
     this.waitMs = statementTimeoutMs + 10_000;
     const flag = new SharedArrayBuffer(4);
@@ -185,6 +188,11 @@ export class PostgresDb implements Db {
 
   transaction<T>(mode: TransactionMode, fn: () => T): T {
     return this.tx.run(mode, fn);
+  }
+
+  /** Called with the thread id of each event another connection journals (LISTEN/NOTIFY). */
+  watchEvents(listener: (threadId: string) => void): () => void {
+    return this.notifications.subscribe(listener);
   }
 
   pragma(name: string): unknown {

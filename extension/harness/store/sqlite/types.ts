@@ -61,6 +61,12 @@ export interface Db {
   /** Reads one pragma's value (the first column of its first row), e.g. `pragma("user_version")`. */
   pragma(name: string): unknown;
   readonly inTransaction: boolean;
+  /**
+   * Postgres only: calls `listener` with the thread id of every event journaled by any connection
+   * (LISTEN/NOTIFY, postgres/notify.ts). SQLite's counterpart is a watch on the file's folder
+   * (runs/manager.ts).
+   */
+  watchEvents?(listener: (threadId: string) => void): () => void;
   close(): void;
 }
 
