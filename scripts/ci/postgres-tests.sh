@@ -27,6 +27,7 @@ node --import tsx --test --test-concurrency=2 \
   test/unit/store/checkpointer.conformance.test.ts \
   test/integration/serve.test.ts \
   test/postgres/serveWorkers.test.ts \
+  test/postgres/syncPg.test.ts \
   || status=1
 node node_modules/vitest/vitest.mjs run --config test/conformance/vitest.config.ts || status=1
 log "$(( $(date +%s) - t0 )) s"

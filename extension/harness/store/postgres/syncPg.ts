@@ -120,6 +120,8 @@ export class PostgresDb implements Db {
       transferList: [port2],
       // The URL may carry a password: the worker's environment needs nothing of ours.
       env: {},
+      // Plain JavaScript: no loader of the parent's (tsx under tests) needs to start with it.
+      execArgv: [],
     });
     // Neither the worker nor its port may keep the process alive: close() ends them.
     this.worker.unref();
@@ -165,7 +167,8 @@ export class PostgresDb implements Db {
     if (this.closed) throw new SqliteError("The Postgres connection is closed.", "SQLITE_MISUSE");
     const id = this.nextId++;
     Atomics.store(this.signal, 0, 0);
-    this.port.postMessage({ id, ...req });
+    // inTx: whether the worker may replace a dead connection for this statement (worker.mjs).
+    this.port.postMessage({ id, ...req, inTx: this.tx.active });
     const reply = this.await(id);
     if (!reply.ok) {
       const e = reply.error;

@@ -36,6 +36,10 @@ async function connect() {
   client.on("error", (err) => {
     broken = err;
   });
+  // A connection that ends under a running query may report it only to that query.
+  client.on("end", () => {
+    broken ??= new Error("The connection to Postgres ended.");
+  });
   await client.connect();
 }
 
@@ -50,7 +54,21 @@ port.on("message", async (req) => {
     port.close();
     return;
   }
-  if (broken) return reply({ id: req.id, ok: false, error: errorOf(broken) });
+  if (broken) {
+    // The connection died (a server restart, a dropped socket). Outside a transaction the next
+    // statement may go to a new connection; inside one it must not (what the transaction did is
+    // gone with the connection, and its COMMIT on a fresh one would report success): it fails,
+    // and so does the rest of that transaction, until the caller's next one starts afresh.
+    if (req.inTx || /^\s*(COMMIT|ROLLBACK|RELEASE|SAVEPOINT)\b/i.test(req.sql)) return reply({ id: req.id, ok: false, error: errorOf(broken) });
+    try {
+      void client.end().catch(() => undefined);
+      broken = undefined;
+      await connect();
+    } catch (err) {
+      broken = err;
+      return reply({ id: req.id, ok: false, error: errorOf(err) });
+    }
+  }
   try {
     // Named statements are parsed and planned once per connection; simple ones (exec) may hold
     // several statements and take no parameters.
@@ -74,6 +92,8 @@ port.on("message", async (req) => {
     const last = Array.isArray(res) ? res.at(-1) : res;
     reply({ id: req.id, ok: true, rows: last?.rows ?? [], rowCount: last?.rowCount ?? 0 });
   } catch (err) {
+    // No SQLSTATE, or class 08: the connection itself failed, not the statement.
+    if (typeof err?.code !== "string" || err.code.startsWith("08")) broken ??= err;
     reply({ id: req.id, ok: false, error: errorOf(err) });
   }
 });
