@@ -61,6 +61,10 @@ test("a request without the token gets 401 with a JSON error; bad input gets a J
   const body = (await noAssistant.json()) as { error: string; message: string };
   assert.equal(body.error, "invalid_params");
   assert.doesNotMatch(body.message, /\n\s+at /, "no stack");
+  // The approval pause is the server's: a client cannot forge one.
+  const forged = await fetch(`${url}/threads/${t.thread_id}`, { method: "PATCH", headers: auth, body: JSON.stringify({ metadata: { pending_approvals: [{ tool_call_id: "x" }] } }) });
+  assert.equal(forged.status, 400);
+  assert.equal((await client().threads.update(t.thread_id, { metadata: { label: "ok" } })).metadata?.label, "ok");
 });
 
 test("create a thread, stream a run with a tool call; state and history read what it did", async () => {

@@ -69,6 +69,21 @@ const SearchBodyZ = z.looseObject({
   offset: z.number().int().min(0).optional(),
 });
 
+/**
+ * Thread metadata only the server writes: which workspace a thread is in, and the approval pause
+ * (runs/worker.ts) that decides which tool calls a decision may run. A client setting them could
+ * forge a pause; it gets a 400.
+ */
+const SERVER_METADATA = new Set(["workspace", "pending_approvals", "paused_run"]);
+function clientMetadata(meta: Record<string, unknown>, allowWorkspace: boolean): Record<string, unknown> {
+  for (const k of Object.keys(meta)) {
+    if (SERVER_METADATA.has(k) && !(allowWorkspace && k === "workspace")) {
+      throw new HarnessError("invalid_params", `metadata.${k} is the server's to set${k === "workspace" ? ": a thread stays in its workspace" : ""}.`);
+    }
+  }
+  return meta;
+}
+
 async function body<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
   let raw: unknown = {};
   const text = await c.req.text();
@@ -193,7 +208,7 @@ export function createApp(o: ServeOptions): Hono {
 
   app.post("/threads", async (c) => {
     const b = await body(c, ThreadBodyZ);
-    const meta = b.metadata ?? {};
+    const meta = clientMetadata(b.metadata ?? {}, true);
     const ws = o.workspaces.byName(typeof meta.workspace === "string" ? meta.workspace : undefined);
     const threadId = b.thread_id ?? randomUUID();
     validateThreadId(threadId);
@@ -220,11 +235,7 @@ export function createApp(o: ServeOptions): Hono {
   app.patch("/threads/:id", async (c) => {
     const { ws, thread } = threadOf(c.req.param("id"));
     const b = await body(c, ThreadBodyZ);
-    for (const [k, v] of Object.entries(b.metadata ?? {})) {
-      // Which workspace a thread belongs to is the server's to say.
-      if (k === "workspace") throw new HarnessError("invalid_params", "metadata.workspace cannot change: a thread stays in its workspace.");
-      ws.store.threads.setMetadata(thread.threadId, k, v);
-    }
+    for (const [k, v] of Object.entries(clientMetadata(b.metadata ?? {}, false))) ws.store.threads.setMetadata(thread.threadId, k, v);
     return c.json(threadView(ws.store.threads.get(thread.threadId)!, ws.manager.runs.active(thread.threadId)));
   });
 
