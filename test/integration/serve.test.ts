@@ -140,6 +140,9 @@ test("cancel ends a running run interrupted; the thread takes the next run", asy
   const next = await c.runs.create(thread.thread_id, "lead_agent", { input: input("again") });
   await c.runs.join(thread.thread_id, next.run_id);
   assert.equal((await c.runs.get(thread.thread_id, next.run_id)).status, "success");
+  model.setScript([{ content: "waited for" }]);
+  const values = (await c.runs.wait(thread.thread_id, "lead_agent", { input: input("and wait") })) as { messages: Array<{ content: unknown }> };
+  assert.equal(values.messages.at(-1)!.content, "waited for", "runs/wait answers the state after the run");
 });
 
 test("approval decisions: a protected write pauses the run; command.resume.decisions continues it", async () => {

@@ -8,6 +8,7 @@
 import { randomUUID } from "node:crypto";
 import { Hono, type Context } from "hono";
 import { streamSSE } from "hono/streaming";
+import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { HarnessError, errorMessage } from "../errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
@@ -133,6 +134,9 @@ export function createApp(o: ServeOptions): Hono {
   });
   app.notFound((c) => c.json({ error: "not_found", message: `No route ${c.req.method} ${c.req.path}.` }, 404));
   app.use("*", bearerAuth(o.token));
+  // A request body is a message and its settings, never a file upload: 4 MB is plenty, and no
+  // client holds the server's memory with a larger one.
+  app.use("*", bodyLimit({ maxSize: 4 * 1024 * 1024, onError: (c) => c.json({ error: "invalid_params", message: "The request body is over 4 MB." }, 413) }));
 
   const sandboxOf = (ws: ServedWorkspace): LaunchSandbox => {
     let s = sandboxes.get(ws.name);
@@ -271,6 +275,14 @@ export function createApp(o: ServeOptions): Hono {
   app.post("/threads/:id/runs/stream", async (c) => {
     const { ws, run, streamMode } = await launch(c, c.req.param("id"));
     return sse(c, ws, run, 0, streamMode);
+  });
+
+  // Create, wait for the end, answer the thread's state (LangGraph's runs/wait).
+  app.post("/threads/:id/runs/wait", async (c) => {
+    const { ws, run } = await launch(c, c.req.param("id"));
+    c.header("Content-Location", location(run));
+    await ws.manager.waitForEnd(run, { signal: c.req.raw.signal });
+    return c.json(await readThreadState(ws.store.checkpointer, run.thread_id));
   });
 
   app.get("/threads/:id/runs", (c) => {
