@@ -9,7 +9,8 @@ const common = {
   format: "esm",
   target: "node20",
   sourcemap: "linked",
-  external: ["better-sqlite3"],
+  // pg-native: pg's optional libpq binding, which we do not use (store/postgres/).
+  external: ["better-sqlite3", "pg-native"],
   logLevel: "warning",
   // Some CommonJS dependencies call require(); give the ESM bundle one.
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
@@ -19,6 +20,9 @@ const targets = [
   { ...common, entryPoints: ["extension/harness/cli.ts"], outfile: "dist/cli.js" },
   // The harness process the extension starts (JSON-RPC over stdio): same runtime as the CLI.
   { ...common, entryPoints: ["extension/harness/server.ts"], outfile: "dist/server.js" },
+  // The Postgres driver's worker thread (store/postgres/syncPg.ts loads it beside the bundle),
+  // with pg inside.
+  { ...common, entryPoints: ["extension/harness/store/postgres/worker.mjs"], outfile: "dist/pgWorker.js" },
   // The extension host bundle: CommonJS (VS Code 1.100 loads `main` with require), `.cjs` because
   // package.json says "type": "module". vscode is provided by the host; it never loads SQLite.
   {

@@ -16,6 +16,7 @@ import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
 import { skillsCommand } from "./cli/skills.js";
 import { mcpCommand } from "./cli/mcp.js";
+import { serveCommand } from "./serve/command.js";
 
 const USAGE = `Usage:
   deerflow run     --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
@@ -99,6 +100,14 @@ const USAGE = `Usage:
                    the enabled ones at /mnt/skills/<scope>/<folder> (read-only); a prompt
                    starting with /NAME activates that skill. enable/disable set DeerFlow's
                    skills.NAME.enabled in <data-dir>/extensions_config.json.
+  deerflow serve   --workspace [NAME=]DIR... [--data-dir DIR] [--database URL|sqlite] [--port N]
+                   [--host H] [--token-file F] [--model NAME] [--base-url URL] [--sandbox CHOICE]
+                   DeerFlow's LangGraph-compatible HTTP API (threads, runs, runs/stream, join,
+                   cancel, state, history) for @langchain/langgraph-sdk clients. Bearer token
+                   from --token-file (or generated and printed once on stderr); 127.0.0.1:2024
+                   unless --host/--port say otherwise. --database postgres://… (or config
+                   database: {backend: postgres, postgres_url: $DATABASE_URL}) shares one
+                   Postgres between several serve processes; the default is the data dir's SQLite.
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
                    A folder's dev container is brought up only with a configuration you
@@ -150,6 +159,8 @@ async function main(argv: string[]): Promise<number> {
       return devcontainerCommand(rest);
     case "mcp":
       return mcpCommand(rest);
+    case "serve":
+      return serveCommand(rest);
     case "changes":
       return changesCommand(rest);
     case "revert":

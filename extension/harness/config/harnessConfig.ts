@@ -25,6 +25,7 @@ import { configureLlmCircuit, llmCircuitStateFile } from "../middlewares/llmCirc
 import { SubagentsConfigZ, SUBAGENTS_DEFAULTS } from "../subagents/config.js";
 import { MemoryConfigZ, MEMORY_DEFAULTS } from "../memory/config.js";
 import { SummarizationConfigZ } from "../middlewares/summarization.js";
+import { DatabaseConfigZ } from "../store/postgres/config.js";
 import { configFilePath, dotted, readConfigFile, shadowedConfigFiles } from "./configFile.js";
 import { fromDeerFlow, isObj, type Obj } from "./deerflowKeys.js";
 import { sectionFields } from "./sections.js";
@@ -154,6 +155,8 @@ export const HarnessConfigZ = z.strictObject({
    * lowered with it so the turn cap still ends the run first.
    */
   max_recursion_limit: z.number().int().min(1).optional(),
+  /** DeerFlow `database.*` (issue 26): sqlite (default, the data dir) or postgres at postgres_url (store/postgres/config.ts). */
+  database: DatabaseConfigZ.optional(),
   /** DeerFlow's token_budget, title, loop_detection, tool_output, read_before_write, safety_finish_reason, uploads, token_usage (./sections.ts). */
   ...sectionFields,
   /** DeerFlow `skills.*` (issue 24): `path` (a DeerFlow skills root), `deferred_discovery` (skills/config.ts). */

@@ -44,6 +44,8 @@ export interface RunManagerOptions {
   leaseTtlMs?: number;
   /** The database file: its directory is watched to learn that another process wrote. */
   dbFile?: string;
+  /** Postgres: told of every event any process journals (LISTEN/NOTIFY), instead of the file watch. */
+  watchEvents?: (listener: (threadId: string) => void) => () => void;
   clock?: () => number;
 }
 
@@ -55,6 +57,7 @@ export class RunManager {
   readonly leaseTtlMs: number;
   private readonly clock: () => number;
   private readonly dbFile: string | undefined;
+  private readonly watchEvents: RunManagerOptions["watchEvents"];
   /** Runs executing in this process, for an immediate local cancel. */
   private readonly local = new Map<string, AbortController>();
 
@@ -66,6 +69,7 @@ export class RunManager {
     this.leaseTtlMs = o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     this.clock = o.clock ?? Date.now;
     this.dbFile = o.dbFile;
+    this.watchEvents = o.watchEvents;
   }
 
   /**
@@ -186,6 +190,7 @@ export class RunManager {
         const w = watch(dirname(this.dbFile), () => recheck());
         cleanups.push(() => w.close());
       }
+      if (this.watchEvents) cleanups.push(this.watchEvents((threadId) => threadId === run.thread_id && recheck()));
       // The lease bounds the wait even if no write ever wakes us (the owner died silently).
       const t = setInterval(recheck, Math.max(250, Math.min(this.leaseTtlMs / 3, 2000)));
       cleanups.push(() => clearInterval(t));

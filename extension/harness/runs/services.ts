@@ -17,7 +17,10 @@ export function openRunSystem(store: WorkspaceStore, opts: { leaseTtlMs?: number
     journal: new Journal(createEventStore(store.db), { inTransaction: () => store.db.inTransaction }),
     changes: store.fileChanges,
     owner: currentOwnerId(),
-    dbFile: store.file,
+    // Watched to learn of other processes' writes: a SQLite file's folder. Postgres has no
+    // folder to watch: LISTEN/NOTIFY wakes waiters there (store/postgres/notify.ts).
+    ...(store.db.dialect === "sqlite" ? { dbFile: store.file } : {}),
+    ...(store.db.watchEvents ? { watchEvents: store.db.watchEvents.bind(store.db) } : {}),
     ...(leaseTtlMs ? { leaseTtlMs } : {}),
   });
 }

@@ -398,7 +398,8 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
     for (const [key, value] of Object.entries(filter ?? {})) {
       if (value === undefined) continue;
       // JSON-text equality, the same semantics as the stock SqliteSaver (exact for scalars)
-      and("metadata -> ? = ?", `$."${key.replaceAll('"', '\\"')}"`, JSON.stringify(value));
+      if (this.db.dialect === "postgres") and("metadata::jsonb -> ?::text = ?::jsonb", key, JSON.stringify(value));
+      else and("metadata -> ? = ?", `$."${key.replaceAll('"', '\\"')}"`, JSON.stringify(value));
     }
     let sql = `SELECT thread_id, checkpoint_ns, checkpoint_id FROM checkpoints`;
     if (where.length) sql += ` WHERE ${where.join(" AND ")}`;

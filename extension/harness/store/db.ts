@@ -19,6 +19,10 @@ import { createThreadStore, type ThreadStore } from "./threads.js";
 import { createFileChangeStore, type FileChangeStore } from "./fileChanges.js";
 import { storageDriver } from "./sqlite/open.js";
 import type { Db } from "./sqlite/types.js";
+import { PostgresDb } from "./postgres/syncPg.js";
+import { isPostgresUrl, redactUrl } from "./postgres/url.js";
+import { migratePostgres } from "./postgres/migrate.js";
+import { postgresMigrations } from "./postgres/migrations.js";
 
 /** How long a writer waits for another connection's write lock before SQLITE_BUSY. */
 const BUSY_TIMEOUT_MS = 5000;
@@ -28,6 +32,7 @@ const BUSY_TIMEOUT_MS = 5000;
  * `:memory:` works too (tests), but WAL then silently stays "memory".
  */
 export function openDatabase(file: string, options: { migrations?: readonly Migration[] } = {}): Db {
+  if (isPostgresUrl(file)) return openPostgres(file, options.migrations ?? postgresMigrations);
   // No driver for this runtime: storageDriver() throws "storage_unavailable" with what to do.
   const driver = storageDriver();
   let db: Db;
@@ -62,12 +67,29 @@ export function openDatabase(file: string, options: { migrations?: readonly Migr
 }
 
 /**
+ * A Postgres database (`postgres://…`, issue 26): the synchronous driver (postgres/syncPg.ts)
+ * and Postgres' own schema list. The URL's credentials never reach an error message.
+ */
+function openPostgres(url: string, list: readonly Migration[]): Db {
+  const db = PostgresDb.open(url);
+  try {
+    migratePostgres(db, list);
+    return db;
+  } catch (err) {
+    db.close();
+    if (err instanceof HarnessError) throw err;
+    throw new HarnessError("storage", `Cannot prepare the Postgres database ${redactUrl(url)}: ${redactUrl(errorMessage(err))}`, { cause: err });
+  }
+}
+
+/**
  * Applies the migrations the file has not seen yet. `PRAGMA user_version` is the source of truth
  * (it is atomic with the transaction); `schema_migrations` is a human-readable audit of when each
  * ran. A file from a newer build (user_version beyond what we know) is refused rather than
  * silently misread.
  */
 export function migrate(db: Db, list: readonly Migration[]): void {
+  if (db.dialect === "postgres") return migratePostgres(db, list);
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
   version    INTEGER PRIMARY KEY,
   name       TEXT NOT NULL,
@@ -143,9 +165,14 @@ export interface WorkspaceStore {
   close(): void;
 }
 
-/** Opens the database of one workspace folder, creating the directory and schema as needed. */
-export function openWorkspaceStore(opts: { dataDir: string; workspaceFolder: string }): WorkspaceStore {
-  const { dir, file, folder } = workspaceDbPath(opts.dataDir, opts.workspaceFolder);
+/**
+ * Opens the database of one workspace folder, creating the directory and schema as needed.
+ * `database`: a Postgres URL (the `database` config section, `--database`): the folder's rows
+ * live there, beside every other folder's, instead of in the folder's own SQLite file. The data
+ * directory is still the user's (the memory database stays there).
+ */
+export function openWorkspaceStore(opts: { dataDir: string; workspaceFolder: string; database?: string }): WorkspaceStore {
+  const { dir, file: sqliteFile, folder } = workspaceDbPath(opts.dataDir, opts.workspaceFolder);
   // The sandbox can read and write the workspace: run state there could be read or forged.
   // Checked on the given path (before creating anything) and on the real one (symlinks).
   const inside = (p: string) => p === folder || p.startsWith(folder.endsWith(sep) ? folder : folder + sep);
@@ -154,7 +181,9 @@ export function openWorkspaceStore(opts: { dataDir: string; workspaceFolder: str
   if (inside(resolve(dir))) throw refuse();
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (inside(realpathSync(dir))) throw refuse();
-  const db = openDatabase(file);
+  const postgres = opts.database !== undefined && isPostgresUrl(opts.database);
+  const db = openDatabase(postgres ? opts.database! : sqliteFile);
+  const file = postgres ? db.file : sqliteFile;
   const blobs = createBlobStore(db);
   return {
     db,

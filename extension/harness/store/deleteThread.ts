@@ -76,8 +76,11 @@ const mayStillWrite = (r: UnendedRun): boolean => !(r.lease_owner && isOwnerGone
 function statements(db: Db) {
   // A hash occurs in a value: a byte search (CAST … AS BLOB), since values are JSON bytes (BLOB)
   // or, for message-range writes, JSON text.
+  // On Postgres the values are BYTEA: position() of the hash's UTF-8 bytes.
+  const contains =
+    db.dialect === "postgres" ? "position(convert_to(b.sha256, 'UTF8') in x.value) > 0" : "instr(CAST(x.value AS BLOB), CAST(b.sha256 AS BLOB)) > 0";
   const occursIn = (table: string, threadClause: string) =>
-    `EXISTS (SELECT 1 FROM ${table} x WHERE x.thread_id ${threadClause} AND instr(CAST(x.value AS BLOB), CAST(b.sha256 AS BLOB)) > 0)`;
+    `EXISTS (SELECT 1 FROM ${table} x WHERE x.thread_id ${threadClause} AND ${contains})`;
   return {
     thread: db.prepare<[string, string], { one: number }>("SELECT 1 AS one FROM threads WHERE thread_id = ? AND workspace_folder = ?"),
     unended: db.prepare<[string], UnendedRun>("SELECT run_id, status, lease_owner FROM runs WHERE thread_id = ? AND ended_at IS NULL"),

@@ -53,10 +53,10 @@ export function createEventStore(db: Db, clock: () => number = Date.now): EventS
      VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE thread_id = ?), ?, ?, ?, ?)
      RETURNING thread_id, seq, run_id, event, data, created_at`,
   );
-  const after = db.prepare<[string, number, number], EventRow>(
+  const after = db.prepare<[string, number, number | null], EventRow>(
     "SELECT * FROM events WHERE thread_id = ? AND seq > ? ORDER BY seq LIMIT ?",
   );
-  const afterForRun = db.prepare<[string, number, string, number], EventRow>(
+  const afterForRun = db.prepare<[string, number, string, number | null], EventRow>(
     "SELECT * FROM events WHERE thread_id = ? AND seq > ? AND run_id = ? ORDER BY seq LIMIT ?",
   );
   const last = db.prepare<[string], { s: number | null }>("SELECT MAX(seq) AS s FROM events WHERE thread_id = ?");
@@ -68,7 +68,8 @@ export function createEventStore(db: Db, clock: () => number = Date.now): EventS
       return { ...row, data };
     },
     list(threadId, o = {}) {
-      const limit = o.limit ?? -1; // SQLite: a negative LIMIT means none
+      // No limit: SQLite's is a negative LIMIT, Postgres' a NULL one.
+      const limit = o.limit ?? (db.dialect === "postgres" ? null : -1);
       const rows = o.runId ? afterForRun.all(threadId, o.afterSeq ?? 0, o.runId, limit) : after.all(threadId, o.afterSeq ?? 0, limit);
       return rows.map(toEvent);
     },

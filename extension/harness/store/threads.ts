@@ -65,21 +65,36 @@ function samePath(a: string, b: string): boolean {
 }
 
 export function createThreadStore(db: Db, opts: { workspaceFolder: string; now?: () => number }): ThreadStore {
+  // The few statements Postgres spells differently (the rest is SQL both speak).
+  const pg = db.dialect === "postgres";
   const { workspaceFolder: folder, now = Date.now } = opts;
   // Conflict policy: a duplicate thread_id is an error (ABORT), never a silent overwrite.
   const insert = db.prepare(
     "INSERT INTO threads (thread_id, workspace_folder, title, created_at, updated_at, metadata) VALUES (?, ?, ?, ?, ?, ?)",
   );
   const select = db.prepare<[string, string], ThreadRow>("SELECT * FROM threads WHERE thread_id = ? AND workspace_folder = ?");
-  const byFolder = db.prepare<[string, number], ThreadRow>(
+  const byFolder = db.prepare<[string, number | null], ThreadRow>(
     "SELECT * FROM threads WHERE workspace_folder = ? ORDER BY updated_at DESC, thread_id LIMIT ?",
   );
   const setTitle = db.prepare("UPDATE threads SET title = ?, updated_at = ? WHERE thread_id = ? AND workspace_folder = ?");
   // max(): touch never moves updated_at backwards (two runs ending out of order).
-  const bump = db.prepare("UPDATE threads SET updated_at = max(updated_at, ?) WHERE thread_id = ? AND workspace_folder = ?");
+  const bump = db.prepare(
+    pg
+      ? "UPDATE threads SET updated_at = GREATEST(updated_at, ?) WHERE thread_id = ? AND workspace_folder = ?"
+      : "UPDATE threads SET updated_at = max(updated_at, ?) WHERE thread_id = ? AND workspace_folder = ?",
+  );
 
-  const metaSet = db.prepare("UPDATE threads SET metadata = json_set(metadata, '$.' || ?, json(?)) WHERE thread_id = ? AND workspace_folder = ?");
-  const metaRemove = db.prepare("UPDATE threads SET metadata = json_remove(metadata, '$.' || ?) WHERE thread_id = ? AND workspace_folder = ?");
+  // Postgres spells JSON editing as jsonb operators on the TEXT column (postgres/migrations.ts).
+  const metaSet = db.prepare(
+    pg
+      ? "UPDATE threads SET metadata = jsonb_set(metadata::jsonb, ARRAY[?::text], ?::jsonb)::text WHERE thread_id = ? AND workspace_folder = ?"
+      : "UPDATE threads SET metadata = json_set(metadata, '$.' || ?, json(?)) WHERE thread_id = ? AND workspace_folder = ?",
+  );
+  const metaRemove = db.prepare(
+    pg
+      ? "UPDATE threads SET metadata = (metadata::jsonb - ?::text)::text WHERE thread_id = ? AND workspace_folder = ?"
+      : "UPDATE threads SET metadata = json_remove(metadata, '$.' || ?) WHERE thread_id = ? AND workspace_folder = ?",
+  );
 
   const must = (threadId: string): ThreadRecord => {
     const row = select.get(threadId, folder);
@@ -109,7 +124,7 @@ export function createThreadStore(db: Db, opts: { workspaceFolder: string; now?:
       const row = select.get(threadId, folder);
       return row ? toRecord(row) : undefined;
     },
-    list: (options = {}) => byFolder.all(folder, options.limit ?? -1).map(toRecord),
+    list: (options = {}) => byFolder.all(folder, options.limit ?? (pg ? null : -1)).map(toRecord), // no limit: -1 / NULL
     rename(threadId, title) {
       if (setTitle.run(title, now(), threadId, folder).changes === 0) must(threadId);
       return must(threadId);

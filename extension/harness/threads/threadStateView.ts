@@ -9,7 +9,11 @@ import { toWireMessage, wireValue } from "../runs/wire.js";
 
 export async function readThreadState(checkpointer: BaseCheckpointSaver, threadId: string): Promise<Record<string, unknown>> {
   const tuple = await checkpointer.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: "" } });
-  const values = (tuple?.checkpoint.channel_values ?? {});
+  return stateValuesOf(tuple?.checkpoint.channel_values ?? {});
+}
+
+/** One checkpoint's channel values as the ThreadState view (also `deerflow serve`'s state and history). */
+export function stateValuesOf(values: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of THREAD_STATE_KEYS) {
     const v = values[key];

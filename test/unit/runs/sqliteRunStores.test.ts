@@ -1,4 +1,5 @@
-// The SQLite run, lease and journal stores against the conformance suite (real files).
+// The run, lease and journal stores against the conformance suite: real SQLite files, or a real
+// Postgres server in the Postgres tier (test/fixtures/testDatabase.ts).
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -7,9 +8,10 @@ import { createRunStore } from "../../../extension/harness/store/runs.js";
 import { createEventStore } from "../../../extension/harness/store/events.js";
 import { createThreadStore } from "../../../extension/harness/store/threads.js";
 import { runStoreConformance } from "./runStoreConformance.js";
+import { testDatabase, testPostgresUrl } from "../../fixtures/testDatabase.js";
 
-runStoreConformance("sqlite", () => {
-  const file = join(mkdtempSync(join(tmpdir(), "deerflow-runs-")), "harness.db");
+runStoreConformance(testPostgresUrl() ? "postgres" : "sqlite", () => {
+  const file = testDatabase(join(mkdtempSync(join(tmpdir(), "deerflow-runs-")), "harness.db"));
   const db = openDatabase(file);
   const threads = createThreadStore(db, { workspaceFolder: "/ws" });
   let n = 0;

@@ -8,6 +8,7 @@ import { openDatabase } from "../../../extension/harness/store/db.js";
 import { storageDriver } from "../../../extension/harness/store/sqlite/open.js";
 import { LinearSqliteSaver } from "../../../extension/harness/store/checkpointer.js";
 import { runCheckpointerConformance, type SaverHandle } from "./checkpointerConformance.js";
+import { testDatabase, testPostgresUrl } from "../../fixtures/testDatabase.js";
 
 function tempFile(): { file: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), "deerflow-ckpt-"));
@@ -15,9 +16,11 @@ function tempFile(): { file: string; cleanup: () => void } {
 }
 
 runCheckpointerConformance(
-  `LinearSqliteSaver on ${storageDriver().name}`,
+  `LinearSqliteSaver on ${testPostgresUrl() ? "postgres" : storageDriver().name}`,
   (): SaverHandle => {
-    const { file, cleanup } = tempFile();
+    const temp = tempFile();
+    const { cleanup } = temp;
+    const file = testDatabase(temp.file);
     const dbs = [openDatabase(file)];
     return {
       saver: new LinearSqliteSaver(dbs[0]!),
@@ -49,7 +52,8 @@ function betterSqliteLoads(): boolean {
   }
 }
 
-if (betterSqliteLoads()) runCheckpointerConformance(
+// (Not again in the Postgres tier: it tests the suite, which the SQLite tiers have done.)
+if (betterSqliteLoads() && !testPostgresUrl()) runCheckpointerConformance(
   "stock SqliteSaver (@langchain/langgraph-checkpoint-sqlite)",
   (): SaverHandle => {
     const { file, cleanup } = tempFile();

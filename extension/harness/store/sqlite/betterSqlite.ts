@@ -44,6 +44,7 @@ class BetterStatement<P extends unknown[], R> implements Statement<P, R> {
 
 export class BetterSqliteDb implements Db {
   readonly driver = "better-sqlite3" as const;
+  readonly dialect = "sqlite" as const;
   private readonly tx: TransactionRunner;
 
   constructor(

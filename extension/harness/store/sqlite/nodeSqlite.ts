@@ -82,6 +82,7 @@ class NodeStatement<P extends unknown[], R> implements Statement<P, R> {
 
 export class NodeSqliteDb implements Db {
   readonly driver = "node:sqlite" as const;
+  readonly dialect = "sqlite" as const;
   private readonly tx: TransactionRunner;
 
   constructor(

@@ -10,6 +10,8 @@ export interface TransactionHost {
   exec(sql: string): void;
   /** SQLite's own view (autocommit off), when the binding exposes it. */
   nativeInTransaction(): boolean | undefined;
+  /** The statement that opens an outermost transaction (Postgres: its own spelling of the modes). */
+  begin?(mode: TransactionMode): string;
 }
 
 export class TransactionRunner {
@@ -24,7 +26,7 @@ export class TransactionRunner {
   run<T>(mode: TransactionMode, fn: () => T): T {
     const level = this.depth;
     const savepoint = `deerflow_sp${level}`;
-    this.host.exec(level === 0 ? (mode === "immediate" ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED") : `SAVEPOINT ${savepoint}`);
+    this.host.exec(level === 0 ? (this.host.begin?.(mode) ?? (mode === "immediate" ? "BEGIN IMMEDIATE" : "BEGIN DEFERRED")) : `SAVEPOINT ${savepoint}`);
     this.depth++;
     let result: T;
     try {

@@ -10,10 +10,14 @@
  * transactions nest with savepoints. The conformance suites run on both (test/unit/store,
  * test/unit/runs, test/conformance).
  *
- * It is also the seam for another database (Postgres) when a team outgrows one machine.
+ * It is also the seam for Postgres when a team outgrows one machine (store/postgres/: a
+ * synchronous driver over `pg` in a worker thread, issue 26). The stores' SQL is SQLite's; where
+ * Postgres spells a statement differently, a store asks `dialect` and prepares that spelling.
  */
 
 export type SqliteDriverName = "better-sqlite3" | "node:sqlite";
+export type DriverName = SqliteDriverName | "postgres";
+export type Dialect = "sqlite" | "postgres";
 
 export interface RunResult {
   changes: number;
@@ -31,13 +35,19 @@ export interface Statement<P extends unknown[] = unknown[], R = unknown> {
   iterate(...params: P): IterableIterator<R>;
 }
 
-/** How a transaction takes its lock: DEFERRED (a read snapshot) or IMMEDIATE (the write lock now). */
+/**
+ * How a transaction takes its lock: DEFERRED (a read snapshot) or IMMEDIATE (the write lock now).
+ * On Postgres IMMEDIATE takes one database-wide advisory lock, so every store keeps SQLite's
+ * one-writer-at-a-time semantics across processes; DEFERRED is a REPEATABLE READ, READ ONLY snapshot.
+ */
 export type TransactionMode = "deferred" | "immediate";
 
 export interface Db {
   /** Which driver opened this connection. */
-  readonly driver: SqliteDriverName;
-  /** The database file (":memory:" for an in-memory database). */
+  readonly driver: DriverName;
+  /** Whose SQL it speaks: the few statements Postgres spells differently are chosen by it. */
+  readonly dialect: Dialect;
+  /** The database file (":memory:" for an in-memory database); for Postgres, its URL without credentials. */
   readonly file: string;
   exec(sql: string): void;
   prepare<P extends unknown[] = unknown[], R = unknown>(sql: string): Statement<P, R>;
@@ -51,6 +61,12 @@ export interface Db {
   /** Reads one pragma's value (the first column of its first row), e.g. `pragma("user_version")`. */
   pragma(name: string): unknown;
   readonly inTransaction: boolean;
+  /**
+   * Postgres only: calls `listener` with the thread id of every event journaled by any connection
+   * (LISTEN/NOTIFY, postgres/notify.ts). SQLite's counterpart is a watch on the file's folder
+   * (runs/manager.ts).
+   */
+  watchEvents?(listener: (threadId: string) => void): () => void;
   close(): void;
 }
 

@@ -1,0 +1,68 @@
+/**
+ * A run's journal as Server-Sent Events: replay after `Last-Event-ID` (the journal's seq), then
+ * follow live until the run's `end`. In-process appends arrive through the journal; another
+ * process's (a second `deerflow serve` on the same Postgres) are read on every wake-up of
+ * waitForEnd, which also bounds the wait by the lease. Delivery is by seq: nothing is sent twice,
+ * nothing is skipped. `id:` is the seq, so a client that reconnects resumes where it was.
+ */
+import type { SSEStreamingApi } from "hono/streaming";
+import type { RunManager } from "../runs/manager.js";
+import type { RunRecord } from "../store/runs.js";
+import type { StoredEvent } from "../store/events.js";
+
+/** The journal's event names that LangGraph's `stream_mode` selects; metadata, error and end always go. */
+const MODE_OF: Record<string, string> = { values: "values", updates: "updates", messages: "messages", custom: "custom" };
+
+export function modesFilter(streamMode: unknown): (event: string) => boolean {
+  const list = (Array.isArray(streamMode) ? streamMode : streamMode === undefined || streamMode === null ? [] : [streamMode]).map(String);
+  if (list.length === 0) return () => true;
+  // LangGraph's "messages-tuple" is the SDK's name for what the journal calls messages.
+  const wanted = new Set(list.map((m) => (m === "messages-tuple" ? "messages" : m)));
+  return (event) => !(event in MODE_OF) || wanted.has(MODE_OF[event]!);
+}
+
+export async function streamRun(
+  sse: SSEStreamingApi,
+  manager: RunManager,
+  run: RunRecord,
+  opts: { afterSeq: number; include: (event: string) => boolean; signal: AbortSignal },
+): Promise<void> {
+  let last = opts.afterSeq;
+  const queue: StoredEvent[] = [];
+  let wake: (() => void) | undefined;
+  let ended = false;
+  const deliver = (e: StoredEvent) => {
+    if (e.seq <= last) return;
+    last = e.seq;
+    if (e.run_id !== run.run_id) return;
+    queue.push(e);
+    wake?.();
+  };
+  const drain = () => {
+    for (const e of manager.journal.events.list(run.thread_id, { afterSeq: last })) deliver(e);
+  };
+  const stop = manager.journal.subscribe(run.thread_id, last, deliver);
+  const waiting = manager.waitForEnd(run, { onWake: drain, signal: opts.signal }).then(
+    () => undefined,
+    () => undefined,
+  );
+  void waiting.then(() => {
+    drain();
+    ended = true;
+    wake?.();
+  });
+  try {
+    for (;;) {
+      while (queue.length > 0) {
+        const e = queue.shift()!;
+        if (opts.include(e.event)) await sse.writeSSE({ id: String(e.seq), event: e.event, data: JSON.stringify(e.data) });
+        if (e.event === "end") return;
+      }
+      if (ended || opts.signal.aborted) return;
+      await new Promise<void>((resolve) => (wake = resolve));
+      wake = undefined;
+    }
+  } finally {
+    stop();
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * A `deerflow serve` process (dist/cli.js) for tests: started with a token file, on a free port,
+ * resolved once it prints its "listening" line (an event, not a timer), with an SDK client for it.
+ */
+import assert from "node:assert/strict";
+import { spawn, type ChildProcess } from "node:child_process";
+import { once } from "node:events";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { Client } from "@langchain/langgraph-sdk";
+import { CLI, tempDir } from "./cli.js";
+
+export const SERVE_TOKEN = "serve-test-token-0123456789abcdef";
+
+export interface ServeProcess {
+  child: ChildProcess;
+  url: string;
+  database: string;
+  stderr(): string;
+  client(): Client;
+  stop(): Promise<void>;
+}
+
+export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+  const tokenFile = join(tempDir("token"), "token");
+  writeFileSync(tokenFile, `${SERVE_TOKEN}\n`, { mode: 0o600 });
+  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--token-file", tokenFile, ...args], {
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+  const lines = createInterface({ input: child.stdout });
+  const [first] = (await Promise.race([once(lines, "line"), once(child, "exit").then(() => [undefined])])) as [string | undefined];
+  assert.ok(first, `serve exited before listening: ${stderr}`);
+  const listening = JSON.parse(first) as { event: string; url: string; database: string };
+  assert.equal(listening.event, "listening");
+  return {
+    child,
+    url: listening.url,
+    database: listening.database,
+    stderr: () => stderr,
+    client: () => new Client({ apiUrl: listening.url, defaultHeaders: { Authorization: `Bearer ${SERVE_TOKEN}` } }),
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      await once(child, "exit");
+    },
+  };
+}
