@@ -50,7 +50,7 @@ test("run: every stdout line is an event with run_id; the last is `end` with thr
   const text = r.lines.filter((l) => l.event === "messages").map((l) => l.data[0].content).join("");
   assert.equal(text.trim(), "Hello from the scripted model.", "token chunks carry the whole answer");
   const s = await state(dirs, r.threadId);
-  assert.deepEqual(Object.keys(s), ["messages", "title", "artifacts", "todos", "uploaded_files", "viewed_images", "pending_approvals", "approval_always_allow", "summary_text", "summary_upto", "skill_context", "thread_data", "sandbox", "usage"]);
+  assert.deepEqual(Object.keys(s), ["messages", "title", "artifacts", "todos", "uploaded_files", "viewed_images", "pending_approvals", "approval_always_allow", "promoted", "summary_text", "summary_upto", "skill_context", "thread_data", "sandbox", "usage"]);
   assert.deepEqual(s.messages.map((m: any) => m.type), ["human", "ai"]);
   assert.equal(s.messages[1].content, "Hello from the scripted model.");
   assert.equal(s.thread_data.workspace_path, dirs.workspace);

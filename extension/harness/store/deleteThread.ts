@@ -118,8 +118,20 @@ export async function deleteThread(store: WorkspaceStore, threadId: string): Pro
   // Refused (not found, busy) before anything changes, the memory rows included.
   checkDeletable(statements(db), workspaceFolder, threadId);
   deleteThreadMemory(store.dataDir, threadId);
-  // Gone from the file's bytes too: every connection runs with secure_delete on (db.ts).
+  // Gone from the file's bytes too: every connection runs with secure_delete on (db.ts), which
+  // zeroes the deleted cells, but SQLite's page rebalancing can leave copies of a moved cell in a
+  // page's unused area (seen once a thread's events spanned many pages). VACUUM rewrites the
+  // file from the live rows only; it costs one pass over the file, for an action the user asked
+  // for. Best effort: the rows are gone whatever it says (another process reading the file at
+  // this moment makes it busy; the next delete vacuums again).
   const blobsRemoved = deleteRows(db, workspaceFolder, threadId);
+  if (db.dialect === "sqlite") {
+    try {
+      db.exec("VACUUM");
+    } catch {
+      // see above
+    }
+  }
   deleteThreadMemory(store.dataDir, threadId);
   // The saver's in-memory cache of this thread needs no eviction: the thread's epoch row is gone,
   // so its next read or write sees a new epoch and starts cold (checkpointer.ts, epochMatches).
