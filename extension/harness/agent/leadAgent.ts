@@ -130,6 +130,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
         ...(o.mcp?.toolSearch ? { toolSearch: o.mcp.toolSearch } : {}),
         bashAllowed: bashEnabled,
         settings: o.subagents.settings,
+        ...(o.skills ? { skills: o.skills } : {}),
         chain: { dirs: o.dirs, blobs: o.blobs, supportsVision: o.supportsVision, approval, ...(o.chainSettings ? { settings: o.chainSettings } : {}) },
         threadId: o.dirs.threadId,
       }),

@@ -222,11 +222,6 @@ function subagents(s: Obj, unsupported: string[]): Obj {
         if (!isObj(a)) return [name, a];
         const next: Obj = { ...a };
         if ("token_budget" in next) next.token_budget = subagentBudget(next.token_budget, `subagents.${group}.${name}`, unsupported);
-        if ("skills" in next) {
-          // No skills subsystem here: a whitelist of none is what the port does anyway.
-          if (next.skills !== null && !(Array.isArray(next.skills) && next.skills.length === 0)) unsupported.push(`subagents.${group}.${name}.skills`);
-          delete next.skills;
-        }
         for (const k of Object.keys(next)) if (next[k] === null) delete next[k];
         return [name, next];
       }),

@@ -31,6 +31,9 @@ import { subagentApprovalMiddleware } from "./approval.js";
 import { deferredToolFilterMiddleware } from "../middlewares/deferredToolFilter.js";
 import { subagentBudgetMiddleware, type BudgetState } from "./budget.js";
 import type { ChainSettings } from "../config/sections.js";
+import { skillActivationMiddleware } from "../middlewares/skillActivation.js";
+import { skillToolPolicyMiddleware } from "../middlewares/skillToolPolicy.js";
+import type { SkillCatalog } from "../skills/catalog.js";
 
 export interface SubagentChainContext {
   dirs: ThreadDirs;
@@ -46,6 +49,8 @@ export interface SubagentChainContext {
   budget: BudgetState;
   /** The subagent's own deferred MCP tools (issue 23, mcp/deferred.ts), hidden until its tool_search promotes them. */
   deferred?: { names: ReadonlySet<string>; hash: string };
+  /** The run's skills and the ones this subagent may use (its `skills`, skills/subagent.ts; null = all); absent → none. */
+  skills?: { catalog: SkillCatalog; available: ReadonlySet<string> | null };
   /** The lead run's DeerFlow middleware sections (tool_output, read_before_write, loop_detection, safety_finish_reason); absent → defaults. */
   settings?: ChainSettings;
 }
@@ -64,6 +69,8 @@ export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[]
     (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, ctx.approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]
     dynamicContextMiddleware(), // [14]
+    ctx.skills !== undefined && skillActivationMiddleware(ctx.skills), // [15]
+    ctx.skills !== undefined && skillToolPolicyMiddleware(ctx.skills), // [16]
     ctx.supportsVision && viewImageMiddleware(ctx.blobs), // [23]
     ctx.deferred !== undefined && deferredToolFilterMiddleware(ctx.deferred), // [25]
     systemMessageCoalescingMiddleware(), // [26]

@@ -9,11 +9,12 @@
  * DeerFlow's keys, with DeerFlow's meaning (`subagents_config.py`, `registry.py`): the global
  * `timeout_seconds` and `max_turns` apply to the built-in types; a custom type has its own
  * (defaults 900 s and 50 turns); `agents.<name>` overrides any type's `timeout_seconds`,
- * `max_turns`, `model` and `token_budget`. `token_budget` is DeerFlow's object (`enabled`,
- * `max_tokens`) or the project's number (0 = none). The project's own keys: `enabled` (the `task`
- * tool without `--subagents`) and `max_concurrent` (DeerFlow's runtime `max_concurrent_subagents`).
- *
- * Not ported: DeerFlow's per-type `skills` (no skills here yet).
+ * `max_turns`, `model`, `token_budget` and `skills`. `token_budget` is DeerFlow's object (`enabled`,
+ * `max_tokens`) or the project's number (0 = none). `skills` is DeerFlow's whitelist of skill
+ * names (absent or null = every enabled skill, [] = none; the override wins over a custom type's
+ * own): what the subagent's `<skill_system>` lists and which skills it may activate
+ * (skills/subagent.ts). The project's own keys: `enabled` (the `task` tool without
+ * `--subagents`) and `max_concurrent` (DeerFlow's runtime `max_concurrent_subagents`).
  */
 import { z } from "zod";
 import type { ResolvedModel } from "../models/resolvedModel.js";
@@ -36,6 +37,9 @@ function budgetTokens(b: z.infer<typeof BudgetZ> | undefined): number | undefine
   return b.enabled ? b.max_tokens : 0;
 }
 
+/** DeerFlow's skills whitelist: absent or null = every enabled skill, [] = none, else only these names. */
+const SkillsZ = z.array(z.string().min(1)).nullable().optional();
+
 /** DeerFlow's model value for "the lead agent's model". */
 export const INHERIT = "inherit";
 
@@ -46,6 +50,8 @@ const PerTypeZ = z
     token_budget: BudgetZ.optional(),
     /** A configured model's name, or `inherit` (DeerFlow: the per-agent model override). */
     model: z.string().min(1).optional(),
+    /** Overrides the type's skills (DeerFlow `agents.<name>.skills`); absent/null = the type's own. */
+    skills: SkillsZ,
   })
   .strict();
 
@@ -76,6 +82,8 @@ const CustomAgentZ = z
     /** DeerFlow's custom default, 900 s (the global `timeout_seconds` is the built-ins'). */
     timeout_seconds: z.number().positive().default(900),
     token_budget: BudgetZ.optional(),
+    /** The skills it gets (DeerFlow `custom_agents.<name>.skills`): absent/null = every enabled skill, [] = none. */
+    skills: SkillsZ,
   })
   .strict();
 export type CustomAgentConfig = z.infer<typeof CustomAgentZ>;
@@ -125,7 +133,7 @@ export interface SubagentSettings {
   /** DeerFlow's global `max_turns` for the built-in types. */
   maxTurns?: number;
   tokenBudget: number;
-  agents: Record<string, { max_turns?: number; timeout_seconds?: number; token_budget?: number }>;
+  agents: Record<string, { max_turns?: number; timeout_seconds?: number; token_budget?: number; skills?: readonly string[] }>;
   /** The config's custom types, in the order the file lists them. */
   custom: readonly SubagentType[];
   /**
@@ -160,7 +168,7 @@ export function subagentSettings(c: SubagentsConfig = SUBAGENTS_DEFAULTS, resolv
   const agents = Object.fromEntries(
     Object.entries(c.agents).map(([name, o]) => {
       const tokens = budgetTokens(o.token_budget);
-      return [name, { ...(o.max_turns !== undefined ? { max_turns: o.max_turns } : {}), ...(o.timeout_seconds !== undefined ? { timeout_seconds: o.timeout_seconds } : {}), ...(tokens !== undefined ? { token_budget: tokens } : {}) }];
+      return [name, { ...(o.max_turns !== undefined ? { max_turns: o.max_turns } : {}), ...(o.timeout_seconds !== undefined ? { timeout_seconds: o.timeout_seconds } : {}), ...(tokens !== undefined ? { token_budget: tokens } : {}), ...(o.skills ? { skills: o.skills } : {}) }];
     }),
   );
   return {
@@ -190,6 +198,8 @@ export interface SubagentType {
   tokenBudget?: number;
   /** A custom type's model name, or `inherit` (settings.models holds it resolved). */
   model?: string;
+  /** The skill names it gets; undefined = every enabled skill (skillsFor applies the override). */
+  skills?: readonly string[];
 }
 
 const WORKING_DIRECTORY = `<working_directory>
@@ -253,6 +263,7 @@ function customType(name: string, a: CustomAgentConfig): SubagentType {
     timeoutSeconds: a.timeout_seconds,
     ...(budgetTokens(a.token_budget) !== undefined ? { tokenBudget: budgetTokens(a.token_budget)! } : {}),
     model: a.model,
+    ...(a.skills ? { skills: a.skills } : {}),
   };
 }
 
@@ -278,4 +289,9 @@ export function limitsFor(type: SubagentType, s: SubagentSettings): { maxTurns: 
     timeoutMs: (o.timeout_seconds ?? global.timeoutSeconds ?? type.timeoutSeconds ?? s.timeoutSeconds) * 1000,
     tokenBudget: o.token_budget ?? type.tokenBudget ?? s.tokenBudget,
   };
+}
+
+/** The skill names a subagent of this type gets (DeerFlow `get_skills_for`, then the type's own); undefined = every enabled skill. */
+export function skillsFor(type: SubagentType, s: Pick<SubagentSettings, "agents">): readonly string[] | undefined {
+  return s.agents[type.name]?.skills ?? type.skills;
 }

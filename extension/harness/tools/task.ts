@@ -21,11 +21,15 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { assembleDeferredTools, type ToolSearchSettings } from "../mcp/deferred.js";
 import { mcpPromptSections } from "../mcp/prompt.js";
 import { z } from "zod";
-import { availableSubagents, limitsFor, subagentType, type SubagentSettings, type SubagentType } from "../subagents/config.js";
+import { availableSubagents, limitsFor, skillsFor, subagentType, type SubagentSettings, type SubagentType } from "../subagents/config.js";
 import { createChatModel, withKey, type KeyFor } from "../models/factory.js";
 import { formatSubagentResult, subagentAdditionalKwargs, type SubagentOutcome, type SubagentUsage } from "../subagents/statusContract.js";
 import { runSubagent, type SubagentRunRequest, type TaskEventWriter } from "../subagents/executor.js";
 import { viewImageTool } from "./viewImage.js";
+import { describeSkillTool } from "./describeSkill.js";
+import type { RunSkills } from "../skills/service.js";
+import { subagentSkills, type SubagentSkills } from "../skills/subagent.js";
+import { diagnostics } from "../diagnostics.js";
 
 /** DeerFlow `LOCAL_BASH_SUBAGENT_DISABLED_MESSAGE`, with our ways out (as HOST_BASH_DISABLED_MESSAGE words them). */
 export const BASH_SUBAGENT_DISABLED_MESSAGE =
@@ -65,6 +69,8 @@ export interface TaskToolDeps {
   /** Host bash allowed, or a sandbox that is its own boundary (DeerFlow `is_host_bash_allowed`). */
   bashAllowed: boolean;
   settings: SubagentSettings;
+  /** The run's skills (issue 24); each subagent gets the ones its type's `skills` names. Absent → none. */
+  skills?: RunSkills;
   chain: SubagentRunRequest["chain"] extends infer C ? Omit<C, "alwaysAllowed"> : never;
   threadId: string;
 }
@@ -74,11 +80,13 @@ export interface TaskToolDeps {
  * with `view_image` following the subagent's own model: dropped on a text-only model, added on a
  * vision model the lead (text-only) did not get it for, when the type may have it.
  */
-function subagentTools(deps: TaskToolDeps, type: SubagentType, vision: boolean): StructuredToolInterface[] {
+function subagentTools(deps: TaskToolDeps, type: SubagentType, vision: boolean, skills: SubagentSkills | undefined): StructuredToolInterface[] {
   // DeerFlow's `_filter_tools`: the whitelist (when there is one), then the deny list.
   const allowed = (name: string) => (!type.tools || type.tools.includes(name)) && !type.disallowed.includes(name);
-  const tools = deps.parentTools.filter((t) => allowed(t.name) && (vision || t.name !== "view_image"));
+  const tools = deps.parentTools.filter((t) => allowed(t.name) && (vision || t.name !== "view_image") && t.name !== "describe_skill");
   if (vision && allowed("view_image") && !tools.some((t) => t.name === "view_image")) tools.push(viewImageTool(deps.chain.dirs, deps.chain.blobs));
+  // The lead's describe_skill answers from the whole catalogue: a subagent's answers from its own skills.
+  if (skills?.describe && allowed("describe_skill")) tools.push(describeSkillTool(skills.catalog));
   return tools;
 }
 
@@ -113,21 +121,25 @@ export function taskTool(deps: TaskToolDeps) {
           : { model: deps.model, modelName: deps.modelName };
       // DeerFlow builds a subagent's tools for the model it runs on: view_image only for a vision model.
       const vision = own ? own.resolved.supportsVision : deps.chain.supportsVision;
-      const tools = subagentTools(deps, type, vision);
+      const skills = deps.skills ? subagentSkills(deps.skills, skillsFor(type, deps.settings)) : undefined;
+      if (skills && skills.unknown.length > 0) diagnostics.warn(`Subagent type '${type.name}' names skills this workspace does not have: ${skills.unknown.join(", ")} (its other skills are used).`);
+      const tools = subagentTools(deps, type, vision, skills);
       const deferred = assembleDeferredTools(tools, deps.toolSearch);
-      const mcpSections = mcpPromptSections(tools, deferred);
+      const extraSections = [skills?.section ?? "", mcpPromptSections(tools, deferred)].filter(Boolean).join("\n\n");
       const state = (runtime.state ?? {}) as { sandbox?: unknown; thread_data?: unknown; approval_always_allow?: unknown };
       const writer = runtime.writer as ((chunk: unknown) => void) | undefined;
       const write: TaskEventWriter = (data) => writer?.(data);
       const result = await runSubagent({
         taskId: toolCallId,
         description,
-        type: mcpSections ? { ...type, systemPrompt: `${type.systemPrompt}\n\n${mcpSections}` } : type,
+        type: extraSections ? { ...type, systemPrompt: `${type.systemPrompt}\n\n${extraSections}` } : type,
         prompt,
         model: model.model,
         modelName: model.modelName,
         tools,
-        chain: { ...deps.chain, supportsVision: vision, alwaysAllowed: state.approval_always_allow ?? [], ...(deferred.hash ? { deferred: { names: deferred.names, hash: deferred.hash } } : {}) },
+        chain: { ...deps.chain, supportsVision: vision, alwaysAllowed: state.approval_always_allow ?? [], ...(deferred.hash ? { deferred: { names: deferred.names, hash: deferred.hash } } : {}),
+          ...(skills && deps.skills ? { skills: { catalog: deps.skills.catalog, available: skills.available } } : {}),
+        },
         limits: limitsFor(type, deps.settings),
         parentState: { sandbox: state.sandbox, thread_data: state.thread_data },
         threadId: deps.threadId,

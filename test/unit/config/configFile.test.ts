@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatUnsupported, loadConfigFile, parseHarnessConfig, readHarnessConfig } from "../../../extension/harness/config/harnessConfig.js";
 import { chainSettings, tokenBudgetSettings } from "../../../extension/harness/config/sections.js";
-import { subagentSettings, subagentType, limitsFor } from "../../../extension/harness/subagents/config.js";
+import { subagentSettings, subagentType, limitsFor, skillsFor } from "../../../extension/harness/subagents/config.js";
 import { keyFromSource } from "../../../extension/harness/models/fileKeys.js";
 import { resolveModel } from "../../../extension/harness/models/factory.js";
 import { setDiagnostics } from "../../../extension/harness/diagnostics.js";
@@ -211,7 +211,13 @@ test("subagents: DeerFlow's max_turns, agents.<name>.* (model, token_budget obje
   assert.equal((s.models.bash as { resolved: { name: string } }).resolved.name, "cheap", "agents.<name>.model");
   const r = readHarnessConfig({ subagents: { token_budget: { enabled: false, warn_threshold: 0.7 }, agents: { bash: { skills: [] } } } }, "t");
   assert.equal(subagentSettings(r.config.subagents).tokenBudget, 0, "enabled: false: no budget");
-  assert.deepEqual(r.unsupported, ["subagents.token_budget.warn_threshold"]);
+  assert.deepEqual(r.unsupported, ["subagents.token_budget.warn_threshold"], "skills is DeerFlow's and supported");
+  assert.deepEqual(skillsFor(subagentType("bash", subagentSettings(r.config.subagents))!, subagentSettings(r.config.subagents)), [], "agents.<name>.skills: [] = none");
+  const sk = subagentSettings(parseHarnessConfig({ subagents: { agents: { b: { skills: ["y"] } }, custom_agents: { a: { system_prompt: "x", skills: ["z"] }, b: { system_prompt: "x", skills: ["z"] }, c: { system_prompt: "x", skills: null } } } }, "t").subagents);
+  assert.deepEqual(skillsFor(subagentType("a", sk)!, sk), ["z"], "a custom type's own");
+  assert.deepEqual(skillsFor(subagentType("b", sk)!, sk), ["y"], "the per-agent override wins");
+  assert.equal(skillsFor(subagentType("c", sk)!, sk), undefined, "null: every enabled skill");
+  assert.equal(skillsFor(subagentType("general-purpose", sk)!, sk), undefined);
   assert.equal(subagentSettings(parseHarnessConfig({ subagents: { token_budget: 500 } }, "t").subagents).tokenBudget, 500, "the project's number");
 });
 

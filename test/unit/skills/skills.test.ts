@@ -12,6 +12,7 @@ import { buildCatalog, type SkillCatalog } from "../../../extension/harness/skil
 import { discoverSkills, skillRoots, type Discovery } from "../../../extension/harness/skills/discover.js";
 import { skillSystemSection } from "../../../extension/harness/skills/prompt.js";
 import { allowedToolNames } from "../../../extension/harness/skills/policy.js";
+import { subagentSkills } from "../../../extension/harness/skills/subagent.js";
 import { mergeSkillContext, renderSkillContext, SKILL_CONTEXT_MAX_ENTRIES } from "../../../extension/harness/skills/context.js";
 
 const codes = (d: ReadonlyArray<{ code: string }>) => d.map((x) => x.code);
@@ -139,4 +140,22 @@ test("skill_context: one entry per path, a re-read moves it last, the last 8 kep
     renderSkillContext([{ name: "a<b", path: "/mnt/skills/project/a/SKILL.md", description: "x\n  y", loaded_at: 0 }]),
     "## Active skills (loaded earlier - re-read the file before applying its instructions)\n- a&lt;b: x y -> /mnt/skills/project/a/SKILL.md",
   );
+});
+
+test("a subagent's skills: the whitelist limits the section, describe_skill and the middlewares' set; unknown names are reported", () => {
+  const md = (n: string) => `---\nname: ${n}\ndescription: ${n} things.\n---\n`;
+  const catalog = catalogOf({ alpha: md("alpha"), beta: md("beta") });
+  const run = { catalog, mount: { root: "/v", disabled: new Map<string, string>() }, deferred: true };
+  const only = subagentSkills(run, ["beta", "nope"]);
+  assert.match(only.section, /<skill_index>\nbeta\n<\/skill_index>/);
+  assert.deepEqual([...only.available!], ["beta", "nope"]);
+  assert.deepEqual(only.unknown, ["nope"]);
+  assert.equal(only.describe, true);
+  const none = subagentSkills(run, []);
+  assert.equal(none.section, "");
+  assert.equal(none.describe, false, "no describe_skill with nothing to describe");
+  assert.equal(none.available!.size, 0, "[]: nothing may be activated (not null, which means all)");
+  const all = subagentSkills({ ...run, deferred: false }, undefined);
+  assert.equal(all.available, null);
+  assert.equal(all.section, skillSystemSection(catalog), "absent: the lead's section");
 });
