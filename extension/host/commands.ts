@@ -125,7 +125,7 @@ const commands: Record<string, Command> = {
     }
     const pick = servers.length === 1
       ? servers[0]
-      : (await vscode.window.showQuickPick(servers.map((s) => ({ label: s.name, description: `${s.state} · ${s.source.label}`, server: s })), { title: "DeerFlow: Show MCP Logs" }))?.server;
+      : (await vscode.window.showQuickPick(servers.map((s) => ({ label: s.name, description: `${s.state} · ${s.source.label}`, server: s })), { title: "DeerFlow: Show MCP Logs", placeHolder: "The MCP server whose log to open" }))?.server;
     if (pick) await ctx.mcp.showLog(pick.name);
     return pick?.name;
   },

@@ -53,7 +53,7 @@ export class McpSection {
     return h("li", { class: `mcp-server mcp-${s.state}`, testid: "mcp-server", attrs: { "data-name": s.name, "data-state": s.state } },
       h("div", { class: "mcp-server-head" },
         h("span", { class: "mcp-server-name", text: s.name }),
-        h("span", { class: "mcp-source muted", testid: "mcp-source", text: s.source }),
+        h("span", { class: "mcp-source muted", testid: "mcp-source", text: s.source, attrs: { title: s.source } }),
         h("span", { class: "spacer" }),
         s.state === "needs_approval" && s.scope === "workspace"
           ? h("vscode-button", { testid: "mcp-allow", attrs: { "aria-label": `Allow ${s.name}`, title: "Review what it runs, then allow it" }, on: { click: () => this.post({ type: "approveMcp", server: s.name }) } }, h("span", { text: "Allow…" }))

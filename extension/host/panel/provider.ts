@@ -69,7 +69,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
           return;
         }
         const msg = parsed.message;
-        if (msg.type === "ready") this.session.attach(this.review.tap(post));
+        if (msg.type === "ready") this.session.attach(this.review.tap(this.tapMcpStatus(post)));
         void this.session.guard(async () => {
           try {
             await this.dispatch(msg);
@@ -178,6 +178,37 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       case "revertChanges":
         return this.review.handle(msg);
     }
+  }
+
+  /**
+   * A run journals each server's state as it starts them (`custom` `mcp_status`): the section
+   * reads the list again (without starting anything), one read at a time, one more if events
+   * came in during it.
+   */
+  private tapMcpStatus(post: (msg: HostToWebview) => void): (msg: HostToWebview) => void {
+    return (msg) => {
+      post(msg);
+      if (msg.type === "events" && msg.events.some((e) => e.event === "custom" && e.data.type === "mcp_status")) this.mcpChanged();
+    };
+  }
+
+  private mcpDirty = false;
+  private mcpReading = false;
+
+  private mcpChanged(): void {
+    this.mcpDirty = true;
+    if (this.mcpReading) return;
+    this.mcpReading = true;
+    void this.session.guard(async () => {
+      try {
+        while (this.mcpDirty) {
+          this.mcpDirty = false;
+          this.postMcp(await this.mcp.list(false));
+        }
+      } finally {
+        this.mcpReading = false;
+      }
+    });
   }
 
   /** The list as it is (fast), then again once the servers that may start have (ready with tools, or error). */

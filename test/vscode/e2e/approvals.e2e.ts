@@ -31,7 +31,7 @@ import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import { failureCapture, shows } from "./steps.js";
 import type { Locator } from "playwright-core";
-import { openWorkbench, runCommand, screenshot } from "../workbench.js";
+import { editorTab, openWorkbench, runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 
 const ORIGINAL = "Shopping list:\n- apples\n- pears\n";
@@ -282,5 +282,22 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       await call.locator("summary").click();
       await shows(call.getByTestId("tool-result").filter({ hasText: `Echo: ${MCP_ECHO}` }), "the tool's result in the panel");
       await screenshot(page, "approvals-13-mcp-result");
+
+      // Each server's log: from its row, and from "DeerFlow: Show MCP Logs" (a pick among the two).
+      await server("everything", "ready").getByTestId("mcp-log").click();
+      await shows(editorTab(page, "everything.log"), "the everything server's log in an editor");
+      await shows(page.locator(".monaco-editor .view-lines", { hasText: "[deerflow] ready:" }).first(), "its lifecycle lines");
+      // Not runCommand: it waits for the palette to close, and this command keeps it open for its pick.
+      await page.keyboard.press("F1");
+      const input = page.locator(".quick-input-widget input[type='text']");
+      await input.fill(">DeerFlow: Show MCP Logs");
+      await shows(page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "DeerFlow: Show MCP Logs" }), "the command in the palette");
+      await page.keyboard.press("Enter");
+      const pick = page.locator(".quick-input-widget input[placeholder='The MCP server whose log to open']");
+      await shows(pick, "the pick of servers");
+      await pick.fill("workspace-everything");
+      await shows(page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "workspace-everything" }), "the workspace server picked");
+      await page.keyboard.press("Enter");
+      await shows(editorTab(page, "workspace-everything.log"), "the workspace server's log after Show MCP Logs");
     }));
 });
