@@ -24,6 +24,7 @@ export const initialState: PanelState = {
   notice: null,
   continued: null,
   skills: [],
+  mcpServers: [],
 };
 
 /** A thread view survives only while it is the shown thread; the host sends `state` on a switch. */
@@ -71,6 +72,8 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
     }
     case "skills":
       return { ...s, skills: m.skills };
+    case "mcpServers":
+      return { ...s, mcpServers: m.servers };
     case "error":
       // A refused Continue (the host says why) offers the button again.
       return { ...s, notice: m.message, continued: null };

@@ -115,6 +115,21 @@ const commands: Record<string, Command> = {
     return Promise.resolve();
   },
 
+  "deerflow.showMcpLogs": (ctx) => async () => {
+    // The list as it is now, without starting anything: a log is wanted most when a server failed.
+    await ctx.mcp.list(false);
+    const servers = ctx.mcp.known;
+    if (servers.length === 0) {
+      void vscode.window.showInformationMessage("DeerFlow: no MCP server is configured for this workspace (see the README's MCP servers).");
+      return undefined;
+    }
+    const pick = servers.length === 1
+      ? servers[0]
+      : (await vscode.window.showQuickPick(servers.map((s) => ({ label: s.name, description: `${s.state} · ${s.source.label}`, server: s })), { title: "DeerFlow: Show MCP Logs", placeHolder: "The MCP server whose log to open" }))?.server;
+    if (pick) await ctx.mcp.showLog(pick.name);
+    return pick?.name;
+  },
+
   "deerflow.openThreadOutputs": (ctx) => async () => {
     const folder = await ctx.session.requireFolder();
     const threadId = ctx.session.shownThreadId;

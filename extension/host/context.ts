@@ -9,6 +9,7 @@ import * as vscode from "vscode";
 import { HarnessClient } from "./harnessClient.js";
 import { DevContainerApprovals } from "./devcontainerApproval.js";
 import { PanelSkills } from "./panel/skills.js";
+import { PanelMcp } from "./panel/mcp.js";
 import { PanelProvider, PANEL_VIEW_ID } from "./panel/provider.js";
 import { ThreadSession } from "./panel/threadSession.js";
 import { ApprovalWaits } from "./review/approvalWaits.js";
@@ -47,6 +48,8 @@ export interface Ctx {
   settings(): HarnessSettings;
   /** The vscode.lm models the picker offers beside the configured ones (issue 25). */
   readonly lmModels: LmModels;
+  /** The folder's MCP servers as the panel lists them (issue 23; Show MCP Logs). */
+  readonly mcp: PanelMcp;
   /** Why sandbox commands are off for `folder`, if they are. */
   restriction(folder: vscode.WorkspaceFolder | undefined): string | undefined;
 }
@@ -88,12 +91,13 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   const waits = own(new ApprovalWaits(harness));
   const docs = own(new ReviewDocuments());
   const review = new PanelReview({ harness, session, runs, waits, docs, log });
-  const panel = own(new PanelProvider(extension.extensionUri, session, log, review, new PanelSkills(harness, () => session.requireFolder())));
+  const mcp = new PanelMcp(harness, () => session.requireFolder());
+  const panel = own(new PanelProvider(extension.extensionUri, session, log, review, new PanelSkills(harness, () => session.requireFolder()), mcp));
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
   const approvals = new DevContainerApprovals(harness, log);
   const commandErrors = own(new vscode.EventEmitter<CommandError>());
   own(lmModels.onDidChange(() => void session.refresh()));
-  return { extension, log, harness, keys, runs, session, panel, waits, approvals, commandErrors, settings, restriction, lmModels };
+  return { extension, log, harness, keys, runs, session, panel, waits, approvals, commandErrors, settings, restriction, lmModels, mcp };
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import type { JournalEvent, ThreadStateView, ThreadSummary } from "./rpc.js";
 import type { ReviewToHost, ReviewToWebview } from "./review.js";
+import type { McpServerState } from "./mcp.js";
 
 export interface ModelChoice {
   name: string;
@@ -24,6 +25,20 @@ export interface PanelSkill {
   /** `/name` is offered in the composer's completion. */
   user_invocable: boolean;
   problems: number;
+}
+
+/**
+ * One MCP server as the panel's MCP Servers section shows it (issue 23): no host paths (its log
+ * and config file stay with the host), the state with its reason, and the names of its tools.
+ */
+export interface PanelMcpServer {
+  name: string;
+  /** Where it is configured, for a person ("the data directory's extensions_config.json", ".vscode/mcp.json"). */
+  source: string;
+  scope: "user" | "workspace";
+  state: McpServerState;
+  reason?: string;
+  tools: Array<{ name: string; tool: string; description: string }>;
 }
 
 /** Messages from the webview to the host. */
@@ -53,6 +68,10 @@ export type WebviewToHost =
   | { type: "setSkillEnabled"; name: string; enabled: boolean }
   | { type: "openSkill"; name: string }
   | { type: "refreshSkills" }
+  /** The MCP Servers section (issue 23): list again (starting those that may), Allow a workspace server (the host shows its config first), its log. */
+  | { type: "refreshMcp" }
+  | { type: "approveMcp"; server: string }
+  | { type: "showMcpLog"; server: string }
   /** Approval cards and changed files (review.ts). */
   | ReviewToHost;
 
@@ -88,4 +107,6 @@ export type HostToWebview =
   | { type: "error"; message: string }
   /** The workspace's loaded skills (on `ready`, after a change, on refresh). */
   | { type: "skills"; skills: PanelSkill[] }
+  /** The folder's MCP servers (on `ready`, after a start, an approval, a refresh). */
+  | { type: "mcpServers"; servers: PanelMcpServer[] }
   | ReviewToWebview;

@@ -14,12 +14,14 @@ import { Header } from "./header.js";
 import { MessageList } from "./messageList.js";
 import { ThreadPanels } from "./threadPanels.js";
 import { SkillsSection } from "./skillsSection.js";
+import { McpSection } from "./mcpSection.js";
 
 export class App {
   private readonly header: Header;
   private readonly list: MessageList;
   private readonly panels: ThreadPanels;
   private readonly skills: SkillsSection;
+  private readonly mcp: McpSection;
   private readonly composer: Composer;
   private readonly continueBar: ContinueBar;
   private readonly noticeText = h("span", { class: "notice-text" });
@@ -34,6 +36,7 @@ export class App {
     this.list = new MessageList(schedule);
     this.panels = new ThreadPanels(post);
     this.skills = new SkillsSection(post);
+    this.mcp = new McpSection(post);
     this.composer = new Composer(post);
     this.continueBar = new ContinueBar(continueRun);
     this.notice = h("div", { id: "notice", testid: "notice", class: "notice", attrs: { role: "alert", hidden: true } },
@@ -45,6 +48,7 @@ export class App {
         h("main", { class: "messages-wrap" }, this.list.root, this.list.jumpButton),
         this.panels.root,
         this.skills.root,
+        this.mcp.root,
         ...beforeComposer,
         this.continueBar.root,
         this.composer.root,
@@ -58,6 +62,7 @@ export class App {
     setText(this.noticeText, s.notice ?? "");
     this.panels.update(s);
     this.skills.update(s);
+    this.mcp.update(s);
     this.composer.update(s);
     this.continueBar.update(s);
     // The list last: the parts above and below may have changed size, and the list lays out (and

@@ -13,7 +13,7 @@ import type { WebviewToHost } from "../../extension/protocol/webview.js";
 import { DECISION_LIMITS } from "../../extension/protocol/approvalLimits.js";
 import { h, icon, setText } from "./dom.js";
 
-const CLASS_ICON: Record<string, string> = { read: "eye", write: "edit", protected: "shield", shell: "terminal", other: "extensions" };
+const CLASS_ICON: Record<string, string> = { read: "eye", write: "edit", protected: "shield", shell: "terminal", mcp: "plug", other: "extensions" };
 const DIFFABLE = new Set(["write_file", "str_replace"]);
 /** Longer (or more lines) than this, an argument value is collapsed under its first line. */
 const SHORT_CHARS = 160;
@@ -32,6 +32,21 @@ function argValue(value: unknown): HTMLElement {
   return h("details", { class: "approval-arg-long" },
     h("summary", {}, h("code", { text: first }), h("span", { class: "approval-arg-size", text: ` (${lines.length} lines, ${text.length} chars)` })),
     h("pre", { class: "approval-arg-full", text }));
+}
+
+/** An MCP call's server, its own tool name, where the server is configured, and its hints (shown, never trusted to skip the card). */
+function mcpLine(m: NonNullable<PendingApproval["mcp"]>): HTMLElement {
+  const a = m.annotations ?? {};
+  const hints = [
+    a.readOnlyHint ? ["read-only", ""] : null,
+    a.destructiveHint ? ["destructive", " destructive"] : null,
+    a.idempotentHint ? ["idempotent", ""] : null,
+    a.openWorldHint ? ["open world", ""] : null,
+  ].filter((x): x is string[] => x !== null);
+  return h("p", { class: "approval-mcp-line", testid: "approval-mcp", attrs: { "data-server": m.server, "data-mcp-tool": m.tool } },
+    h("span", {}, "MCP server ", h("strong", { testid: "approval-mcp-server", text: m.server }), ` (${m.source === "user" ? "your configuration" : "this workspace's configuration"})`),
+    h("span", {}, "tool ", h("code", { testid: "approval-mcp-tool", text: m.tool })),
+    ...hints.map(([label, cls]) => h("span", { class: `approval-mcp-hint${cls}`, testid: "approval-mcp-hint", attrs: { title: "The server's own hint: shown, not trusted" }, text: label! })));
 }
 
 const lowerFirst = (text: string): string => text.charAt(0).toLowerCase() + text.slice(1);
@@ -144,6 +159,7 @@ export class ApprovalCards {
     return h("li", { class: `approval-card approval-${p.class}`, testid: "approval-card", attrs: { "data-tool-call-id": p.tool_call_id, "data-tool": p.name, "data-decision": chosen?.decision } },
       h("div", { class: "approval-title" }, icon(CLASS_ICON[p.class] ?? "question"), h("strong", { text: p.name }), h("span", { class: "approval-class", testid: "approval-class", text: p.class })),
       h("p", { class: "approval-why", text: p.reason }),
+      p.mcp ? mcpLine(p.mcp) : null,
       args,
       actions);
   }

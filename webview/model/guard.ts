@@ -57,6 +57,9 @@ export function parseHostMessage(raw: unknown, warn: (msg: string, detail?: unkn
         return str(m.sha256) && strOrNull(m.dataUrl);
       case "error":
         return str(m.message);
+      case "mcpServers":
+        return arr(m.servers) && m.servers.every((x) => isRecord(x) && str(x.name) && str(x.source) && str(x.scope) && str(x.state) &&
+          (x.reason === undefined || str(x.reason)) && arr(x.tools) && x.tools.every((t) => isRecord(t) && str(t.name) && str(t.tool) && str(t.description)));
       case "skills":
         return arr(m.skills) && m.skills.every((x) => isRecord(x) && str(x.name) && str(x.scope) && str(x.description) && typeof x.enabled === "boolean" && typeof x.user_invocable === "boolean" && typeof x.problems === "number");
       default:

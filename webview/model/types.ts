@@ -5,7 +5,7 @@
  * list re-renders an item only when its MessageView object changed).
  */
 import type { ThreadSummary } from "../../extension/protocol/rpc.js";
-import type { ModelChoice, PanelSkill, PanelStatus } from "../../extension/protocol/webview.js";
+import type { ModelChoice, PanelMcpServer, PanelSkill, PanelStatus } from "../../extension/protocol/webview.js";
 import type { RunStatus, TaskUsage } from "../../extension/protocol/events.js";
 import type { UsageState } from "./usage.js";
 import type { Seq } from "./seq.js";
@@ -165,4 +165,6 @@ export interface PanelState {
   continued: string | null;
   /** The workspace's loaded skills (the Skills section, the composer's `/` completion). */
   skills: readonly PanelSkill[];
+  /** The folder's MCP servers (the MCP Servers section). */
+  mcpServers: readonly PanelMcpServer[];
 }

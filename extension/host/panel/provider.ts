@@ -6,13 +6,14 @@
  * No retainContextWhenHidden: a hidden view is dropped and replays from its last seq on `ready`.
  */
 import * as vscode from "vscode";
-import type { HostToWebview, PanelSkill, WebviewToHost } from "../../protocol/webview.js";
+import type { HostToWebview, PanelMcpServer, PanelSkill, WebviewToHost } from "../../protocol/webview.js";
 import { localResourceRoots, panelHtml } from "./html.js";
 import { parseWebviewMessage } from "./messages.js";
 import { existingHostPathOf } from "./paths.js";
 import type { ThreadSession } from "./threadSession.js";
 import type { PanelReview } from "../review/panelReview.js";
 import type { PanelSkills } from "./skills.js";
+import type { PanelMcp } from "./mcp.js";
 
 export const PANEL_VIEW_ID = "deerflow.panel";
 
@@ -36,6 +37,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     private readonly log: vscode.LogOutputChannel,
     private readonly review: PanelReview,
     private readonly skills: PanelSkills,
+    private readonly mcp: PanelMcp,
   ) {}
 
   get visible(): boolean {
@@ -67,7 +69,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
           return;
         }
         const msg = parsed.message;
-        if (msg.type === "ready") this.session.attach(this.review.tap(post));
+        if (msg.type === "ready") this.session.attach(this.review.tap(this.tapMcpStatus(post)));
         void this.session.guard(async () => {
           try {
             await this.dispatch(msg);
@@ -110,8 +112,19 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     switch (msg.type) {
       case "ready":
         await this.session.ready(msg.threadId, msg.lastSeq);
+        // MCP beside, not before, the panel's readiness: starting servers may take their session_init_timeout.
+        void this.session.guard(() => this.refreshMcp());
         // After the thread: a skills list that cannot be read is a panel error, not a lost thread.
         return this.postSkills(this.skills.list());
+      case "refreshMcp":
+        return this.refreshMcp();
+      case "approveMcp": {
+        const servers = await this.mcp.approve(msg.server);
+        if (servers) this.postMcp(servers);
+        return;
+      }
+      case "showMcpLog":
+        return this.mcp.showLog(msg.server);
       case "refreshSkills":
         return this.postSkills(this.skills.list());
       case "setSkillEnabled":
@@ -165,6 +178,47 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       case "revertChanges":
         return this.review.handle(msg);
     }
+  }
+
+  /**
+   * A run journals each server's state as it starts them (`custom` `mcp_status`): the section
+   * reads the list again (without starting anything), one read at a time, one more if events
+   * came in during it.
+   */
+  private tapMcpStatus(post: (msg: HostToWebview) => void): (msg: HostToWebview) => void {
+    return (msg) => {
+      post(msg);
+      if (msg.type === "events" && msg.events.some((e) => e.event === "custom" && e.data.type === "mcp_status")) this.mcpChanged();
+    };
+  }
+
+  private mcpDirty = false;
+  private mcpReading = false;
+
+  private mcpChanged(): void {
+    this.mcpDirty = true;
+    if (this.mcpReading) return;
+    this.mcpReading = true;
+    void this.session.guard(async () => {
+      try {
+        while (this.mcpDirty) {
+          this.mcpDirty = false;
+          this.postMcp(await this.mcp.list(false));
+        }
+      } finally {
+        this.mcpReading = false;
+      }
+    });
+  }
+
+  /** The list as it is (fast), then again once the servers that may start have (ready with tools, or error). */
+  private async refreshMcp(): Promise<void> {
+    this.postMcp(await this.mcp.list(false));
+    this.postMcp(await this.mcp.list(true));
+  }
+
+  private postMcp(servers: PanelMcpServer[]): void {
+    this.post({ type: "mcpServers", servers });
   }
 
   private async postSkills(list: Promise<PanelSkill[]>): Promise<void> {

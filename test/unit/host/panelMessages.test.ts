@@ -20,6 +20,9 @@ test("well-formed panel messages parse", () => {
     { type: "setSkillEnabled", name: "brand-guidelines", enabled: false },
     { type: "openSkill", name: "brand-guidelines" },
     { type: "refreshSkills" },
+    { type: "refreshMcp" },
+    { type: "approveMcp", server: "everything" },
+    { type: "showMcpLog", server: "everything" },
   ]) {
     assert.deepEqual(parseWebviewMessage(m), { ok: true, message: m });
   }
@@ -37,6 +40,8 @@ test("malformed or unknown panel messages are refused with a readable reason", (
     [{ type: "removeAttachment", index: 1.5 }, /index/],
     [{ type: "setSkillEnabled", name: "x" }, /enabled/],
     [{ type: "openSkill", name: "" }, /name/],
+    [{ type: "approveMcp" }, /server/],
+    [{ type: "showMcpLog", server: "" }, /server/],
   ] as const) {
     const r = parseWebviewMessage(m);
     assert.equal(r.ok, false, JSON.stringify(m));

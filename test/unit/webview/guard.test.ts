@@ -58,3 +58,13 @@ test("skills: a well-formed list reaches the store; one with a missing field is 
   const { enabled: _dropped, ...partial } = skill;
   assert.equal(parseHostMessage({ type: "skills", skills: [partial] }, () => undefined), null);
 });
+
+test("mcpServers: a well-formed list reaches the store; a server without its tools is dropped", () => {
+  const server = { name: "everything", source: "the data directory's extensions_config.json", scope: "user", state: "ready", tools: [{ name: "everything_echo", tool: "echo", description: "Echoes" }] };
+  const m = parseHostMessage({ type: "mcpServers", servers: [server, { ...server, name: "ws", scope: "workspace", state: "error", reason: "spawn npx ENOENT", tools: [] }] }, () => undefined);
+  assert.ok(m);
+  assert.deepEqual(reduce(initialState, m).mcpServers.map((s) => [s.name, s.state, s.tools.length]), [["everything", "ready", 1], ["ws", "error", 0]]);
+  const { tools: _dropped, ...partial } = server;
+  assert.equal(parseHostMessage({ type: "mcpServers", servers: [partial] }, () => undefined), null);
+  assert.equal(parseHostMessage({ type: "mcpServers", servers: [{ ...server, reason: 42 }] }, () => undefined), null);
+});

@@ -10,13 +10,19 @@
  * runs); chosen, the next command with that prefix runs without a card; a protected write's card
  * offers none and says so; two calls the model gave one id get two cards, decided together.
  *
+ * Issue 23: the MCP Servers section lists the user's own server (server-everything over stdio,
+ * from the registry) ready with its tools, and a workspace server as needing approval until Allow
+ * (after the modal that says what it runs); a call to the user server's echo gets a card naming
+ * the server and the tool, and once approved its result shows in the panel.
+ *
  * The policy comes from user settings (the only scope it is read from): host commands on, shell
- * and write "ask". Screenshots go to test-results/vscode/<code-server version>/approvals-*.png.
+ * and write "ask"; mcp asks by default. Screenshots go to test-results/vscode/<code-server version>/approvals-*.png.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { scenarioScript, tagged } from "../scenarios.js";
@@ -25,12 +31,16 @@ import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import { failureCapture, shows } from "./steps.js";
 import type { Locator } from "playwright-core";
-import { openWorkbench, runCommand, screenshot } from "../workbench.js";
+import { editorTab, openWorkbench, runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 
 const ORIGINAL = "Shopping list:\n- apples\n- pears\n";
 const EDITED = "Shopping list:\n- apples\n- pears\n- cherries (added by DeerFlow)\n";
 const ws = (name: string): string => `/mnt/user-data/workspace/${name}`;
+/** server-everything from node_modules (a devDependency), run by this Node: the registry's server, not ours. */
+const EVERYTHING = resolve("node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+const everything = { command: process.execPath, args: [EVERYTHING, "stdio"] };
+const MCP_ECHO = "hello from the panel";
 const bash = (id: string, command: string) => ({ id, name: "bash", args: { description: `Run ${id}`, command } });
 
 const SCENARIOS: Scenarios = {
@@ -55,6 +65,10 @@ const SCENARIOS: Scenarios = {
     { toolCalls: [bash("dup", `echo a > ${ws("dup-a.txt")}`), bash("dup", `echo b > ${ws("dup-b.txt")}`)] },
     { content: "Both ran." },
   ],
+  mcp: [
+    { toolCalls: [{ id: "call_mcp_echo", name: "everything_echo", args: { message: MCP_ECHO } }] },
+    { content: "The MCP server echoed your words." },
+  ],
   // Held after its first chunk, so the test can hide the panel before the run pauses.
   hidden: [
     { toolCalls: [bash("call_hidden", `echo hidden > ${ws("hidden.txt")}`)], gate: { afterChunks: 1, until: "hidden" } },
@@ -66,13 +80,22 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
   let model: ModelServer;
   let df: DeerFlowSession | undefined;
   let panel: Panel;
+  /** The user's own MCP configuration (DEER_FLOW_EXTENSIONS_CONFIG_PATH), outside the workspace. */
+  const userConfigDir = mkdtempSync(join(tmpdir(), "deerflow-e2e-mcp-"));
+  const userConfig = join(userConfigDir, "extensions_config.json");
+  writeFileSync(userConfig, JSON.stringify({ mcpServers: { everything } }));
 
   before(async () => {
     model = await startModelServer({ script: scenarioScript(SCENARIOS), chunkDelayMs: 5, waitTimeoutMs: 60_000 });
     df = await startDeerFlow({
       model,
       label: "deerflow-vscode-approvals",
-      workspaceFiles: { "notes.txt": ORIGINAL },
+      workspaceFiles: {
+        "notes.txt": ORIGINAL,
+        // A workspace's server: it must wait for the user's Allow.
+        ".deerflow/extensions_config.json": JSON.stringify({ mcpServers: { "workspace-everything": everything } }),
+      },
+      env: { DEER_FLOW_EXTENSIONS_CONFIG_PATH: userConfig },
       settings: { "deerflow.allowHostCommands": true, "deerflow.approval.shell": "ask", "deerflow.approval.write": "ask" },
     });
     panel = new Panel(df.page);
@@ -81,6 +104,7 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
   after(async () => {
     await df?.close();
     await model?.close();
+    rmSync(userConfigDir, { recursive: true, force: true });
   });
 
   const step = failureCapture(() => df, "approvals-");
@@ -216,5 +240,64 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       await approvals().waitFor({ state: "hidden", timeout: 20_000 });
       assert.equal(readFileSync(join(df!.cs.workspace, "dup-a.txt"), "utf8").trim(), "a");
       assert.equal(readFileSync(join(df!.cs.workspace, "dup-b.txt"), "utf8").trim(), "b");
+    }));
+
+  test("MCP: the section lists the user's server ready with its tools and a workspace server until Allow; an echo call's card names server and tool; approved, its result shows", () =>
+    step("mcp", async () => {
+      const page = df!.page;
+      const section = panel.view.getByTestId("mcp-section");
+      await shows(section, "the MCP Servers section");
+      if ((await section.getAttribute("open")) === null) await section.locator("summary").first().click();
+      const server = (name: string, state: string): Locator => section.locator(`[data-testid="mcp-server"][data-name="${name}"][data-state="${state}"]`);
+      await shows(server("everything", "ready"), "server-everything listed ready", 90_000);
+      assert.match((await server("everything", "ready").getByTestId("mcp-state").textContent()) ?? "", /^ready · \d+ tools$/, "the state says how many tools");
+      assert.equal(await server("everything", "ready").getByTestId("mcp-source").textContent(), "DEER_FLOW_EXTENSIONS_CONFIG_PATH");
+      await server("everything", "ready").getByTestId("mcp-tools").locator("summary").click();
+      await shows(server("everything", "ready").locator('[data-testid="mcp-tool"][data-name="everything_echo"]'), "its echo tool in the list");
+      await screenshot(page, "approvals-10-mcp-servers");
+
+      // The workspace's server does not start before Allow, and Allow first says what it runs.
+      const waiting = server("workspace-everything", "needs_approval");
+      await shows(waiting, "the workspace's server waiting for approval");
+      await waiting.getByTestId("mcp-allow").click();
+      const dialog = page.locator(".monaco-dialog-box", { hasText: 'Allow the MCP server "workspace-everything"' });
+      await shows(dialog, "the Allow dialog for the workspace's server");
+      assert.match((await dialog.textContent()) ?? "", /server-everything/, "the dialog shows what it runs");
+      await screenshot(page, "approvals-11-mcp-allow");
+      await dialog.getByRole("button", { name: "Allow" }).click();
+      await shows(server("workspace-everything", "ready"), "the workspace's server ready after Allow", 90_000);
+
+      await panel.send(tagged("mcp", "Echo my words with the MCP server."));
+      const c = card("call_mcp_echo");
+      await shows(c, "an approval card for the MCP call");
+      assert.equal(await c.getByTestId("approval-class").textContent(), "mcp");
+      assert.equal(await c.getByTestId("approval-mcp-server").textContent(), "everything");
+      assert.equal(await c.getByTestId("approval-mcp-tool").textContent(), "echo");
+      assert.match((await c.textContent()) ?? "", new RegExp(MCP_ECHO), "the card shows the arguments");
+      await screenshot(page, "approvals-12-mcp-card");
+      await c.getByRole("button", { name: "Approve", exact: true }).click();
+      await shows(panel.message("ai", "The MCP server echoed your words."), "the run goes on after the approval");
+      await shows(panel.status("success"), "the run ends success");
+      const call = panel.view.locator('[data-testid="tool-call"][data-tool-call-id="call_mcp_echo"]');
+      await call.locator("summary").click();
+      await shows(call.getByTestId("tool-result").filter({ hasText: `Echo: ${MCP_ECHO}` }), "the tool's result in the panel");
+      await screenshot(page, "approvals-13-mcp-result");
+
+      // Each server's log: from its row, and from "DeerFlow: Show MCP Logs" (a pick among the two).
+      await server("everything", "ready").getByTestId("mcp-log").click();
+      await shows(editorTab(page, "everything.log"), "the everything server's log in an editor");
+      await shows(page.locator(".monaco-editor .view-lines", { hasText: "[deerflow] ready:" }).first(), "its lifecycle lines");
+      // Not runCommand: it waits for the palette to close, and this command keeps it open for its pick.
+      await page.keyboard.press("F1");
+      const input = page.locator(".quick-input-widget input[type='text']");
+      await input.fill(">DeerFlow: Show MCP Logs");
+      await shows(page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "DeerFlow: Show MCP Logs" }), "the command in the palette");
+      await page.keyboard.press("Enter");
+      const pick = page.locator(".quick-input-widget input[placeholder='The MCP server whose log to open']");
+      await shows(pick, "the pick of servers");
+      await pick.fill("workspace-everything");
+      await shows(page.locator(".quick-input-list .monaco-list-row.focused", { hasText: "workspace-everything" }), "the workspace server picked");
+      await page.keyboard.press("Enter");
+      await shows(editorTab(page, "workspace-everything.log"), "the workspace server's log after Show MCP Logs");
     }));
 });
