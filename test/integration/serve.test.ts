@@ -79,7 +79,7 @@ test("create a thread, stream a run with a tool call; state and history read wha
   const events = parts.map((p) => p.event);
   assert.equal(events[0], "metadata");
   assert.equal(events.at(-1), "end");
-  assert.equal(parts.at(-1)!.data.status, "success");
+  assert.equal(parts.at(-1)!.data.status, "success", JSON.stringify(parts.at(-1)!.data));
   assert.ok(events.includes("messages"), "token chunks streamed");
   const toolUpdate = parts.find((p) => p.event === "updates" && JSON.stringify(p.data).includes('"name":"ls"'));
   assert.ok(toolUpdate, "the tool call and its result arrive as updates");

@@ -324,7 +324,9 @@ export class LinearSqliteSaver extends BaseCheckpointSaver {
       (encoded) => {
         for (const w of encoded) {
           const value = w.send
-            ? JSON.stringify({ n: w.send.node, m: MessageLog.ranges(w.slots!), j: w.send.rest })
+            ? // Bytes, not text: the column is a BLOB (bytea on Postgres, whose text input would
+              // read the JSON's backslashes as escapes); reads take either as UTF-8.
+              Buffer.from(JSON.stringify({ n: w.send.node, m: MessageLog.ranges(w.slots!), j: w.send.rest }), "utf8")
             : w.slots
               ? JSON.stringify(MessageLog.ranges(w.slots))
               : w.bytes;
