@@ -358,6 +358,9 @@ function fromVsCode(source: McpSource, data: unknown, ctx: ResolveContext): Load
     const r = vsCodeResolver(source, ctx, declared);
     const mapValues = (m: Record<string, string>) => Object.fromEntries(Object.entries(m).map(([k, v]) => [k, r.resolve(v)]));
     let env = mapValues(e.env);
+    // What the envFile says is part of what the user approves: the file is the workspace's (the
+    // agent can write it), so an edit to it (NODE_OPTIONS, PATH, LD_PRELOAD) must ask again.
+    let envFileValues: Record<string, string> | undefined;
     if (e.envFile) {
       const file = resolve(ctx.workspaceFolder, r.resolve(e.envFile));
       const read = readEnvFile(file);
@@ -365,6 +368,7 @@ function fromVsCode(source: McpSource, data: unknown, ctx: ResolveContext): Load
         bad(`MCP server '${name}' in ${source.label} is skipped: envFile ${file}: ${read.error}`);
         continue;
       }
+      envFileValues = read.values;
       env = { ...read.values, ...env };
     }
     // VS Code infers the transport from the fields when `type` is absent.
@@ -396,7 +400,7 @@ function fromVsCode(source: McpSource, data: unknown, ctx: ResolveContext): Load
       enabled: e.disabled !== true,
       description: e.description ?? "",
       launch,
-      fingerprint: fingerprintOf(source, name, entry),
+      fingerprint: fingerprintOf(source, name, envFileValues ? { entry, envFile: envFileValues } : entry),
       toolNamePrefix: true,
       sessionInitTimeoutS: DEFAULT_SESSION_INIT_TIMEOUT_S,
       alwaysAllow: [],
