@@ -14,6 +14,7 @@
  * The Chat view and its participants are reachable from VS Code 1.104 on (code-server shows no
  * Chat view before); before that the participant only says so.
  */
+import { randomUUID } from "node:crypto";
 import { basename } from "node:path";
 import * as vscode from "vscode";
 import type { JournalEvent } from "../../protocol/rpc.js";
@@ -24,6 +25,19 @@ import { errorText } from "../harnessClient.js";
 
 export const PARTICIPANT_ID = "deerflow.chat";
 export const DECIDE_COMMAND = "deerflow.chat.decide";
+
+/**
+ * What each shown pair of Approve / Reject buttons decides, by a one-time random key. A command is
+ * callable by any extension, so the buttons carry only the key: a caller that did not get it from
+ * the chat view decides nothing, and a key works once (Approve and Reject of one turn share it).
+ */
+interface ShownDecision {
+  folder: string;
+  threadId: string;
+  model?: string;
+  toolCallIds: string[];
+}
+const shownDecisions = new Map<string, ShownDecision>();
 
 export function atLeast(version: string, major: number, minor: number): boolean {
   const [a = 0, b = 0] = version.split(".").map((n) => Number.parseInt(n, 10));
@@ -55,7 +69,9 @@ function approvalButtons(stream: vscode.ChatResponseStream, folder: string, thre
   for (const p of pending) stream.markdown(`\n- \`${p.name}\`: ${p.reason}`);
   stream.markdown("\n\n");
   // The decided calls run on the model the chat turn used (else runs/decide takes the default model).
-  const decide = (decision: "approve" | "reject") => [{ folder, threadId, ...(model ? { model } : {}), decisions: pending.map((p) => ({ tool_call_id: p.tool_call_id, decision })) }];
+  const key = randomUUID();
+  shownDecisions.set(key, { folder, threadId, ...(model ? { model } : {}), toolCallIds: pending.map((p) => p.tool_call_id) });
+  const decide = (decision: "approve" | "reject") => [{ key, decision }];
   stream.button({ command: DECIDE_COMMAND, title: "Approve", arguments: decide("approve") });
   stream.button({ command: DECIDE_COMMAND, title: "Reject", arguments: decide("reject") });
   stream.button({ command: "deerflow.openPanel", title: "Open in Panel" });
@@ -160,10 +176,18 @@ async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.Cha
 }
 
 export function registerChatParticipant(ctx: Ctx): vscode.Disposable[] {
-  const decide = vscode.commands.registerCommand(DECIDE_COMMAND, async (arg: { folder: string; threadId: string; model?: string; decisions: Array<{ tool_call_id: string; decision: "approve" | "reject" }> }) => {
+  const decide = vscode.commands.registerCommand(DECIDE_COMMAND, async (arg: { key?: unknown; decision?: unknown } | undefined) => {
+    const shown = typeof arg?.key === "string" ? shownDecisions.get(arg.key) : undefined;
+    const decision: "approve" | "reject" | undefined = arg?.decision === "approve" || arg?.decision === "reject" ? arg.decision : undefined;
+    if (!shown || !decision) {
+      void vscode.window.showErrorMessage("DeerFlow: these calls were already decided here, or the buttons are from an earlier session. Open the panel to decide them.");
+      return undefined;
+    }
+    shownDecisions.delete(arg!.key as string);
     try {
-      const r = await ctx.harness.request("runs/decide", { workspaceFolder: arg.folder, threadId: arg.threadId, decisions: arg.decisions, ...(arg.model ? { model: arg.model } : {}) });
-      void vscode.window.showInformationMessage(`DeerFlow: ${arg.decisions[0]?.decision === "approve" ? "approved" : "rejected"}; the run goes on (${r.run_id}).`, "Open in Panel").then((c) => {
+      const decisions = shown.toolCallIds.map((tool_call_id) => ({ tool_call_id, decision }));
+      const r = await ctx.harness.request("runs/decide", { workspaceFolder: shown.folder, threadId: shown.threadId, decisions, ...(shown.model ? { model: shown.model } : {}) });
+      void vscode.window.showInformationMessage(`DeerFlow: ${decision === "approve" ? "approved" : "rejected"}; the run goes on (${r.run_id}).`, "Open in Panel").then((c) => {
         if (c) void vscode.commands.executeCommand("deerflow.openPanel");
       });
       return r.run_id;
