@@ -6,6 +6,7 @@
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { drainMessages } from "./stdioFraming.js";
 import type { ContainerStdioProcess } from "../sandbox/devcontainer/containerStdio.js";
 
 export interface ContainerTransportOptions {
@@ -35,20 +36,7 @@ class ContainerTransport implements Transport {
 
   async start(): Promise<void> {
     this.proc = await this.o.open({
-      onStdout: (chunk) => {
-        this.buffer.append(chunk);
-        for (;;) {
-          let message: JSONRPCMessage | null;
-          try {
-            message = this.buffer.readMessage();
-          } catch (err) {
-            this.onerror?.(err as Error);
-            continue;
-          }
-          if (message === null) break;
-          this.onmessage?.(message);
-        }
-      },
+      onStdout: (chunk) => drainMessages(this.buffer, chunk, this.onmessage, this.onerror),
       onStderr: (chunk) => this.o.onStderr(chunk.toString("utf8")),
       onClose: (code) => {
         this.o.onExit(code === null ? "killed, or the container stopped" : `exit code ${code}`);

@@ -19,6 +19,7 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { ReadBuffer, serializeMessage } from "@modelcontextprotocol/sdk/shared/stdio.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { drainMessages } from "./stdioFraming.js";
 
 export interface HostStdioOptions {
   readonly command: string;
@@ -73,21 +74,7 @@ class GroupStdioTransport implements Transport {
         this.onclose?.();
       });
       child.stdin?.on("error", (err) => this.onerror?.(err));
-      child.stdout?.on("data", (chunk: Buffer) => {
-        this.buffer.append(chunk);
-        for (;;) {
-          let message: JSONRPCMessage | null;
-          try {
-            message = this.buffer.readMessage();
-          } catch (err) {
-            // A line that is not JSON-RPC (a server printing to stdout): reported, not fatal.
-            this.onerror?.(err as Error);
-            continue;
-          }
-          if (message === null) break;
-          this.onmessage?.(message);
-        }
-      });
+      child.stdout?.on("data", (chunk: Buffer) => drainMessages(this.buffer, chunk, this.onmessage, this.onerror));
       child.stderr?.on("data", (chunk: Buffer) => this.o.onStderr(chunk.toString("utf8")));
     });
   }

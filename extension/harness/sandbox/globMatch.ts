@@ -108,19 +108,22 @@ function matchesOne(t: Token, c: string): boolean {
   }
 }
 
-/** The greedy wildcard loop: on a mismatch, the last star takes one more character; no other backtracking. */
-function matchTokens(p: readonly Token[], s: ArrayLike<string>): boolean {
+/**
+ * The greedy wildcard loop, for characters in a segment and for segments in a path (`**` is the
+ * star one level up): on a mismatch, the last star takes one more element; no other backtracking,
+ * so a match costs at most pattern × subject element tests.
+ */
+function starMatch<P, S>(p: ArrayLike<P>, s: ArrayLike<S>, isStar: (t: P) => boolean, one: (t: P, x: S) => boolean): boolean {
   let pi = 0;
   let si = 0;
   let starP = -1;
   let starS = 0;
   while (si < s.length) {
-    const t = p[pi];
-    if (t?.kind === "star") {
+    if (pi < p.length && isStar(p[pi] as P)) {
       starP = pi;
       starS = si;
       pi += 1;
-    } else if (t !== undefined && matchesOne(t, s[si] as string)) {
+    } else if (pi < p.length && one(p[pi] as P, s[si] as S)) {
       pi += 1;
       si += 1;
     } else if (starP >= 0) {
@@ -129,9 +132,12 @@ function matchTokens(p: readonly Token[], s: ArrayLike<string>): boolean {
       si = starS;
     } else return false;
   }
-  while (p[pi]?.kind === "star") pi += 1;
+  while (pi < p.length && isStar(p[pi] as P)) pi += 1;
   return pi === p.length;
 }
+
+const isStarToken = (t: Token): boolean => t.kind === "star";
+const matchTokens = (p: readonly Token[], s: ArrayLike<string>): boolean => starMatch(p, s, isStarToken, matchesOne);
 
 const literalText = (tokens: readonly Token[]): string => tokens.map((t) => (t as { ch: string }).ch).join("");
 
@@ -155,33 +161,9 @@ function compileSegment(segment: string): SegmentMatcher {
   return Object.assign(fn, { stars });
 }
 
-/**
- * `**` is the star and each segment one element: the same loop one level up. Each restart moves the
- * last `**`'s start by one part, so a path costs at most segments × parts segment tests.
- */
-function matchSegments(segments: readonly Segment[], parts: readonly string[]): boolean {
-  let pi = 0;
-  let si = 0;
-  let starP = -1;
-  let starS = 0;
-  while (si < parts.length) {
-    const seg = segments[pi];
-    if (seg === "**") {
-      starP = pi;
-      starS = si;
-      pi += 1;
-    } else if (seg !== undefined && seg(parts[si] as string)) {
-      pi += 1;
-      si += 1;
-    } else if (starP >= 0) {
-      pi = starP + 1;
-      starS += 1;
-      si = starS;
-    } else return false;
-  }
-  while (segments[pi] === "**") pi += 1;
-  return pi === segments.length;
-}
+const isGlobstar = (seg: Segment): boolean => seg === "**";
+const matchSegments = (segments: readonly Segment[], parts: readonly string[]): boolean =>
+  starMatch(segments, parts, isGlobstar, (seg, part) => (seg as (name: string) => boolean)(part));
 
 /** Throws GlobPatternError when the pattern is over a cap. */
 export function compileGlob(pattern: string): CompiledGlob {
