@@ -4,11 +4,14 @@
  * (`<data-dir>/workspaces/<key>/mcp/logs/<server>.log`, rotated at 1 MB, one old file kept),
  * which `deerflow mcp list` names, and to a listener (the harness server's `mcp/log`
  * notification, shown by "DeerFlow: Show MCP Logs"). Never to the model: a server's stderr is
- * untrusted text and may carry secrets it was given.
+ * untrusted text and may carry secrets it was given, so each line passes the secret scrubber
+ * before it is kept, written or shown (the tail also reaches a failure's reason, which the
+ * journal records).
  */
 import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { sanitizeName } from "./names.js";
+import { scrubText } from "../sandbox/trust/secrets.js";
 
 const ROTATE_BYTES = 1024 * 1024;
 /** Lines kept in memory per server: the last ones go into a start failure's reason. */
@@ -20,6 +23,9 @@ export type McpLogListener = (server: string, line: string) => void;
 export class McpServerLogs {
   private readonly tails = new Map<string, string[]>();
   private readonly listeners = new Set<McpLogListener>();
+  /** Bytes in each server's current file, counted here: a stderr chunk costs one append, not a stat. */
+  private readonly sizes = new Map<string, number>();
+  private dirMade = false;
 
   constructor(readonly dir: string) {}
 
@@ -34,21 +40,33 @@ export class McpServerLogs {
 
   /** A chunk of the server's stderr, or a lifecycle line of ours (`[deerflow] …`). */
   append(server: string, text: string): void {
-    const lines = text.split(/\r?\n/).filter((l) => l.trim() !== "").map((l) => (l.length > MAX_LINE ? `${l.slice(0, MAX_LINE)}…` : l));
+    const lines = text
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== "")
+      .map((l) => scrubText(l.length > MAX_LINE ? `${l.slice(0, MAX_LINE)}…` : l));
     if (lines.length === 0) return;
     const tail = this.tails.get(server) ?? [];
     tail.push(...lines);
     this.tails.set(server, tail.slice(-TAIL_LINES));
     const stamp = new Date().toISOString();
     try {
-      mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-      const file = this.path(server);
-      try {
-        if (statSync(file).size > ROTATE_BYTES) renameSync(file, `${file}.1`);
-      } catch {
-        /* no file yet */
+      if (!this.dirMade) {
+        mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+        this.dirMade = true;
       }
-      appendFileSync(file, lines.map((l) => `${stamp} ${l}\n`).join(""), { mode: 0o600 });
+      const file = this.path(server);
+      let size = this.sizes.get(server) ?? sizeOf(file);
+      if (size > ROTATE_BYTES) {
+        size = 0;
+        try {
+          renameSync(file, `${file}.1`);
+        } catch {
+          /* removed meanwhile: the append starts a new one */
+        }
+      }
+      const chunk = lines.map((l) => `${stamp} ${l}\n`).join("");
+      appendFileSync(file, chunk, { mode: 0o600 });
+      this.sizes.set(server, size + Buffer.byteLength(chunk));
     } catch {
       // A log that cannot be written must not stop the server; the listener still gets it.
     }
@@ -58,5 +76,13 @@ export class McpServerLogs {
   /** The last lines (for a failure's reason shown to the user; never to the model). */
   tail(server: string, n = 5): string[] {
     return (this.tails.get(server) ?? []).slice(-n);
+  }
+}
+
+function sizeOf(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0; // no file yet
   }
 }
