@@ -128,6 +128,9 @@ export async function deleteThread(store: WorkspaceStore, threadId: string): Pro
   if (db.dialect === "sqlite") {
     try {
       db.exec("VACUUM");
+      // In WAL mode the rewritten pages land in the -wal file and the main file keeps the old
+      // images until a checkpoint: fold them in now, not when the last connection closes.
+      db.exec("PRAGMA wal_checkpoint(TRUNCATE)");
     } catch {
       // see above
     }
