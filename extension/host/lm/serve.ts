@@ -62,15 +62,36 @@ async function chat(harness: HarnessClient, params: LmChatParams, token: vscode.
       }
       if (out) harness.notify("lm/chunk", { requestId: params.requestId, parts: [out] });
     }
-    const inputs = await Promise.all(messages.map((m) => model.countTokens(m, token)));
-    const output = said ? await model.countTokens(said, token) : 0;
+    const { input, output } = await estimateUsage(model, messages, params.messages, said, token);
     return {
-      usage: { input_tokens: inputs.reduce((a, b) => a + b, 0), output_tokens: output, estimated: true },
+      usage: { input_tokens: input, output_tokens: output, estimated: true },
       model: { id: model.id, vendor: model.vendor, family: model.family, name: model.name },
     };
   } catch (err) {
     if (err instanceof ResponseError) throw err;
     throw new ResponseError(-32000, errorText(err), { code: lmErrorCode(err, token.isCancellationRequested) });
+  }
+}
+
+/**
+ * Token estimates for a finished answer. The answer is already streamed and billed: a provider
+ * whose countTokens fails (unsupported, or the turn was cancelled just after the last part) must
+ * not turn it into a failed call the harness would retry (another billed request), so a failure
+ * falls back to four characters a token, still labelled estimated.
+ */
+async function estimateUsage(
+  model: vscode.LanguageModelChat,
+  messages: vscode.LanguageModelChatMessage[],
+  wire: readonly unknown[],
+  said: string,
+  token: vscode.CancellationToken,
+): Promise<{ input: number; output: number }> {
+  try {
+    const inputs = await Promise.all(messages.map((m) => model.countTokens(m, token)));
+    const output = said ? await model.countTokens(said, token) : 0;
+    return { input: inputs.reduce((a, b) => a + b, 0), output };
+  } catch {
+    return { input: Math.ceil(JSON.stringify(wire).length / 4), output: Math.ceil(said.length / 4) };
   }
 }
 
