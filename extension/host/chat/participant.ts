@@ -79,9 +79,11 @@ function approvalButtons(stream: vscode.ChatResponseStream, folder: string, thre
 
 /** Follows one run from `afterSeq` until its `end` (or until chat stops it): renders as it goes. */
 function follow(ctx: Ctx, folder: string, threadId: string, runId: string, afterSeq: number, stream: vscode.ChatResponseStream, token: vscode.CancellationToken) {
-  return new Promise<{ end?: Extract<JournalEvent, { event: "end" }> }>((resolve, reject) => {
+  return new Promise<{ end?: Extract<JournalEvent, { event: "end" }>; lost?: string }>((resolve, reject) => {
     let subscriptionId: string | undefined;
-    const early: JournalEvent[][] = [];
+    // Batches that arrive before events/subscribe answers, with the subscription they belong to:
+    // the panel may follow the same thread, and its live batches would repeat what the replay sends.
+    const early: Array<{ subscriptionId: string; events: JournalEvent[] }> = [];
     const announced = new Set<string>();
     const handle = (events: JournalEvent[]) => {
       for (const e of events) {
@@ -104,23 +106,30 @@ function follow(ctx: Ctx, folder: string, threadId: string, runId: string, after
       }
     };
     const listener = ctx.harness.onNotification("events/event", (p) => {
-      if (subscriptionId === undefined) early.push(p.events);
+      if (subscriptionId === undefined) early.push({ subscriptionId: p.subscriptionId, events: p.events });
       else if (p.subscriptionId === subscriptionId) handle(p.events);
     });
     const stop = token.onCancellationRequested(() => done({}));
-    function done(r: { end?: Extract<JournalEvent, { event: "end" }> }) {
+    // A harness that restarts or fails mid-run never sends this subscription's end: say so, not hang.
+    const restarted = ctx.harness.onDidStart(() => done({ lost: "The DeerFlow harness restarted while the run was going." }));
+    const failed = ctx.harness.onDidFail((message) => done({ lost: `The DeerFlow harness stopped: ${message}` }));
+    function done(r: { end?: Extract<JournalEvent, { event: "end" }>; lost?: string }) {
       listener.dispose();
       stop.dispose();
+      restarted.dispose();
+      failed.dispose();
       if (subscriptionId) void ctx.harness.request("events/unsubscribe", { subscriptionId }).catch(() => undefined);
       resolve(r);
     }
     ctx.harness.request("events/subscribe", { workspaceFolder: folder, threadId, afterSeq }).then((s) => {
       subscriptionId = s.subscriptionId;
-      // Replayed events may arrive before the answer; those of other subscriptions are skipped by run id.
-      for (const batch of early.splice(0)) handle(batch);
+      // Replayed events may arrive before the answer: only this subscription's are rendered.
+      for (const batch of early.splice(0)) if (batch.subscriptionId === subscriptionId) handle(batch.events);
     }, (err: unknown) => {
       listener.dispose();
       stop.dispose();
+      restarted.dispose();
+      failed.dispose();
       reject(err instanceof Error ? err : new Error(String(err)));
     });
   });
@@ -157,7 +166,11 @@ async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.Cha
     ...(model ? { model } : {}),
     ...(request.command === "plan" ? { planMode: true } : {}),
   });
-  const { end } = await follow(ctx, folder, threadId, started.run_id, state.last_seq, stream, token);
+  const { end, lost } = await follow(ctx, folder, threadId, started.run_id, state.last_seq, stream, token);
+  if (lost) {
+    stream.button({ command: "deerflow.openPanel", title: "Open in Panel" });
+    return { errorDetails: { message: `${lost} Run ${started.run_id} is in the panel, with how it ended.` }, metadata: { runId: started.run_id, threadId } };
+  }
   if (!end) {
     // Chat's Stop: the run goes on in the harness unless the user says otherwise.
     void vscode.window.showInformationMessage("DeerFlow: the chat stopped following the run. Cancel the run itself too?", "Cancel Run", "Open in Panel").then(async (choice) => {
