@@ -38,6 +38,10 @@ export type HarnessErrorCode =
    */
   | "sandbox_tampered"
   | "path_denied"
+  /** files/read: the file asked for does not exist (any more). */
+  | "file_not_found"
+  /** files/read: the file is larger than one answer carries. */
+  | "file_too_large"
   /** A write the trust boundary refuses because it could make code run on the host (sandbox/trust/protectedPaths.ts). */
   | "path_protected"
   /** A thread folder (.deerflow, uploads, outputs) is a symlink or not a folder: never followed (sandbox/trust/threadFolders.ts). */

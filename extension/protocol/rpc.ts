@@ -181,11 +181,25 @@ export interface RunSummary {
   error: string | null;
 }
 
+/**
+ * What a remote harness (`deerflow serve`'s `/rpc` WebSocket, issue 26 item 4) says about itself
+ * in its `harness/initialize` answer. A remote harness keeps its own data directory, models, API
+ * keys and sandbox: the host's `dataDir`, settings and keys are not used (the host sends no keys).
+ * Every request's `workspaceFolder` must be one of `workspaces[].folder` (the server's path);
+ * any other gets `workspace_mismatch`. Notifications name the same server paths.
+ */
+export interface RemoteHarnessInfo {
+  workspaces: Array<{ name: string; folder: string }>;
+  /** The server's models, as the panel's picker lists them. */
+  models: Array<{ name: string; display_name?: string; supports_vision: boolean }>;
+  default_model?: string;
+}
+
 /** Requests from the host to the harness. */
 export interface HostToHarness {
   "harness/initialize": {
     params: { dataDir: string; settings: HarnessSettings };
-    result: { version: string; pid: number };
+    result: { version: string; pid: number; remote?: RemoteHarnessInfo };
   };
   /**
    * Settings changed, or an API key was (re)set. Keys live only in the harness's memory, keyed by
@@ -195,6 +209,16 @@ export interface HostToHarness {
   "harness/configure": {
     params: { settings: HarnessSettings; apiKeys?: Record<string, string> };
     result: null;
+  };
+  /**
+   * A file the thread's agent may read (`/mnt/user-data/{outputs,uploads,workspace}/…`), its bytes:
+   * how a host that cannot reach the folder (a remote harness whose workspace is not shared) opens
+   * an artifact. Refused as the agent's reads are (`path_denied`: another thread's folder, a
+   * symlink out of the thread's folders), and a file over 50 MB (`file_too_large`).
+   */
+  "files/read": {
+    params: { workspaceFolder: string; threadId: string; path: string };
+    result: { base64: string; size: number };
   };
   "threads/list": { params: { workspaceFolder: string }; result: ThreadSummary[] };
   "threads/create": { params: { workspaceFolder: string; title?: string }; result: ThreadSummary };

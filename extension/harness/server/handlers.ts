@@ -17,7 +17,7 @@ import { approveSandbox, sandboxApproval } from "./approval.js";
 import { paramsSchemas } from "./schemas.js";
 import type { Session } from "./session.js";
 import type { Subscriptions } from "./subscriptions.js";
-import { clearViewedImages, getImage, proposedEditView, readStateView, requireThread, threadSummary } from "./threads.js";
+import { clearViewedImages, getImage, readThreadFile, proposedEditView, readStateView, requireThread, threadSummary } from "./threads.js";
 import { changeBefore, listRunChanges, revertRunChanges } from "./changes.js";
 import type { Workspaces } from "./workspaces.js";
 import { compactThreadRpc } from "./compact.js";
@@ -109,6 +109,7 @@ export function handlers(s: HarnessServices): Handlers {
       subscriptions.unsubscribe(p.subscriptionId);
       return null;
     },
+    "files/read": (p) => readThreadFile(workspaces.get(p.workspaceFolder), p),
     "images/get": (p) => getImage(workspaces.get(p.workspaceFolder), p),
     "images/clear": async (p) => {
       await clearViewedImages(workspaces.get(p.workspaceFolder), p.threadId);

@@ -113,6 +113,7 @@ export const paramsSchemas: Schemas = {
   }),
   "events/subscribe": z.object({ workspaceFolder, threadId, afterSeq: z.number().int().min(0) }),
   "events/unsubscribe": z.object({ subscriptionId: z.string().min(1) }),
+  "files/read": z.object({ workspaceFolder, threadId, path: virtualPath }),
   "images/get": z.object({ workspaceFolder, sha256: z.string().regex(/^[0-9a-f]{64}$/, { message: "a lowercase hex sha256" }) }),
   "images/clear": z.object({ workspaceFolder, threadId }),
   "sandbox/info": z.object({ workspaceFolder, threadId: threadId.optional() }),

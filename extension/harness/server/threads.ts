@@ -4,7 +4,7 @@
  */
 import { proposedEdit, type ProposedEdit } from "../approvals/proposed.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
-import { statSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync } from "node:fs";
 import type { BaseMessage } from "@langchain/core/messages";
 import { writeChannels } from "../threads/checkpointUpdate.js";
 import type { ArtifactView, RequestParams, RequestResult, ThreadStateView, ThreadSummary } from "../../protocol/rpc.js";
@@ -102,6 +102,42 @@ function artifactViews(ws: OpenWorkspace, threadId: string, paths: readonly stri
     out.push({ path, host_path: real, exists });
   }
   return out;
+}
+
+/** What files/read hands over in one answer (base64 in a JSON-RPC message). */
+export const MAX_READ_FILE_BYTES = 50 * 1024 * 1024;
+
+/**
+ * files/read: the bytes of a file the thread's agent may read, validated as its reads are. The
+ * resolved real path is opened without following a last-component link, so a link swapped in
+ * after the check is refused rather than followed; the size is the opened file's.
+ */
+export function readThreadFile(ws: OpenWorkspace, p: RequestParams<"files/read">): RequestResult<"files/read"> {
+  requireThread(ws, p.threadId);
+  const real = resolveReadPath(p.path, threadDirs(ws.folder, p.threadId));
+  let fd: number;
+  try {
+    fd = openSync(real, constants.O_RDONLY | constants.O_NOFOLLOW);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") throw new HarnessError("file_not_found", `${p.path} does not exist.`);
+    throw new HarnessError("path_denied", `${p.path} cannot be read (${code ?? "error"}).`);
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new HarnessError("path_denied", `${p.path} is not a file.`);
+    if (st.size > MAX_READ_FILE_BYTES) throw new HarnessError("file_too_large", `${p.path} is ${st.size} bytes; files/read hands over at most ${MAX_READ_FILE_BYTES}.`);
+    const buf = Buffer.alloc(st.size);
+    let off = 0;
+    while (off < st.size) {
+      const n = readSync(fd, buf, off, st.size - off, off);
+      if (n === 0) break;
+      off += n;
+    }
+    return { base64: buf.subarray(0, off).toString("base64"), size: off };
+  } finally {
+    closeSync(fd);
+  }
 }
 
 export function getImage(ws: OpenWorkspace, p: RequestParams<"images/get">): RequestResult<"images/get"> {
