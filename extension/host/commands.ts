@@ -5,15 +5,17 @@
  * the command service.
  */
 import { existsSync } from "node:fs";
+import { basename } from "node:path";
 import * as vscode from "vscode";
 import type { Ctx } from "./context.js";
 import { errorText } from "./harnessClient.js";
 import { quietSandboxProgress } from "./notifications.js";
-import { outputsDirOf } from "./panel/paths.js";
 import { dockerExecCommand } from "./sandboxTerminal.js";
 import { isConfigUnapproved } from "./devcontainerApproval.js";
 import { ApiKeys } from "./secrets.js";
-import { apiKeyNames, modelChoices } from "./settings.js";
+import { apiKeyNames } from "./settings.js";
+import { clearRemoteTokenCommand, setRemoteTokenCommand } from "./remote/commands.js";
+import { openFile } from "./panel/provider.js";
 import { compactThreadCommand } from "./compact.js";
 import { forgetMemoryCommand, openMemoryCommand } from "./memory.js";
 
@@ -67,7 +69,11 @@ const commands: Record<string, Command> = {
 
   "deerflow.selectModel": (ctx) => async (name?: unknown) => {
     // Configured models first, then the editor's own (vscode.lm, issue 25).
-    const choices = [...modelChoices(ctx.settings()), ...ctx.lmModels.choices()];
+    const choices = ctx.modelChoices();
+    if (choices.length === 0 && ctx.harness.remote) {
+      void vscode.window.showWarningMessage(`DeerFlow: the remote harness at ${ctx.harness.remote.shown} serves no models (its config.yaml or --model names them).`);
+      return undefined;
+    }
     if (choices.length === 0) {
       const open = "Open Settings";
       const answer = await vscode.window.showWarningMessage("DeerFlow: no models are configured (deerflow.models, or OPENAI_BASE_URL and OPENAI_MODEL), and VS Code offers no language models (vscode.lm).", open);
@@ -133,14 +139,26 @@ const commands: Record<string, Command> = {
   "deerflow.openThreadOutputs": (ctx) => async () => {
     const folder = await ctx.session.requireFolder();
     const threadId = ctx.session.shownThreadId;
-    const dir = threadId ? outputsDirOf(folder.uri.fsPath, threadId) : undefined;
-    if (!dir || !existsSync(dir)) {
+    const outputs = threadId ? await ctx.files.outputs(folder.uri.fsPath, threadId) : undefined;
+    if (!outputs || !existsSync(outputs.dir) || (ctx.files.downloads(folder.uri.fsPath) && outputs.files.length === 0)) {
       void vscode.window.showInformationMessage("DeerFlow: this thread has no outputs yet.");
       return undefined;
     }
-    await vscode.commands.executeCommand("revealInExplorer", vscode.Uri.file(dir));
-    return dir;
+    if (ctx.files.downloads(folder.uri.fsPath)) {
+      // Downloaded from a remote harness into the extension's storage, which the Explorer does not show: pick one to open.
+      const pick = outputs.files.length === 1
+        ? outputs.files[0]
+        : (await vscode.window.showQuickPick(outputs.files.map((f) => ({ label: basename(f), description: f.slice(outputs.dir.length + 1), path: f })), { title: "DeerFlow: Open Thread Outputs (downloaded from the remote harness)" }))?.path;
+      if (pick) await openFile(vscode.Uri.file(pick), true);
+      return outputs.dir;
+    }
+    await vscode.commands.executeCommand("revealInExplorer", vscode.Uri.file(outputs.dir));
+    return outputs.dir;
   },
+
+  "deerflow.setRemoteToken": setRemoteTokenCommand,
+
+  "deerflow.clearRemoteToken": clearRemoteTokenCommand,
 
   "deerflow.togglePlanMode": (ctx) => () => {
     const enabled = !ctx.session.planMode;
@@ -154,6 +172,10 @@ const commands: Record<string, Command> = {
   "deerflow.openSandboxTerminal": (ctx) => async () => {
     if (!vscode.workspace.isTrusted) {
       void vscode.window.showInformationMessage(`DeerFlow: ${UNTRUSTED_SANDBOX}`);
+      return undefined;
+    }
+    if (ctx.harness.remote) {
+      void vscode.window.showInformationMessage(`DeerFlow: the sandbox runs on the remote harness's machine (${ctx.harness.remote.shown}); open a terminal there.`);
       return undefined;
     }
     const folder = await ctx.session.requireFolder();

@@ -21,6 +21,9 @@ import { apiKeyNames, modelChoices, readSettings } from "./settings.js";
 import type { HarnessSettings } from "../protocol/rpc.js";
 import { LmModels } from "./lm/models.js";
 import { serveLanguageModels } from "./lm/serve.js";
+import type { ModelChoice } from "../protocol/webview.js";
+import { ThreadFiles } from "./remote/downloads.js";
+import { readTarget, RemoteTokens } from "./remote/target.js";
 
 export interface CommandError {
   command: string;
@@ -52,6 +55,12 @@ export interface Ctx {
   readonly mcp: PanelMcp;
   /** Why sandbox commands are off for `folder`, if they are. */
   restriction(folder: vscode.WorkspaceFolder | undefined): string | undefined;
+  /** What the model picker offers: the configured models and vscode.lm's, or a remote harness's own. */
+  modelChoices(): ModelChoice[];
+  /** Remote harness tokens (SecretStorage, one per server). */
+  readonly tokens: RemoteTokens;
+  /** A thread's files to open: the file itself, or a copy downloaded from a remote harness. */
+  readonly files: ThreadFiles;
 }
 
 export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOutputChannel): Ctx {
@@ -61,6 +70,7 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   };
   const settings = (): HarnessSettings => readSettings(vscode.workspace.isTrusted).settings;
   const keys = new ApiKeys(extension.secrets, extension.globalState);
+  const tokens = new RemoteTokens(extension.secrets);
   const harness = own(
     new HarnessClient({
       serverModule: vscode.Uri.joinPath(extension.extensionUri, "dist", "server.js").fsPath,
@@ -70,21 +80,33 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
         const current = settings();
         return { settings: current, apiKeys: await keys.collect(apiKeyNames(current)) };
       },
+      target: async () => {
+        const { target, problem } = readTarget();
+        if (problem) throw new Error(problem);
+        return target.kind === "remote" ? { url: target.url, shown: target.shown, token: await tokens.get(target.url) } : undefined;
+      },
+      localFolders: () => (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
     }),
   );
   const runs = own(new RunTracker());
   // vscode.lm models: listed for the picker, and served to the harness over its connection.
   const lmModels = own(new LmModels(log));
   own(serveLanguageModels(harness, log));
-  const restriction = (folder: vscode.WorkspaceFolder | undefined): string | undefined => sandboxRestriction(settings(), folder);
+  // A remote harness has its own sandbox and settings: this window's would only mislead.
+  const restriction = (folder: vscode.WorkspaceFolder | undefined): string | undefined => (harness.remote ? undefined : sandboxRestriction(settings(), folder));
+  const choices = (): ModelChoice[] => {
+    const remote = harness.remote;
+    if (remote) return remote.info.models.map((m) => ({ name: m.name, label: m.display_name ?? m.name, supports_vision: m.supports_vision }));
+    return [...modelChoices(settings()), ...lmModels.choices()];
+  };
   const session = own(
     new ThreadSession({
       harness,
       log,
       memento: extension.workspaceState,
       runs,
-      models: () => [...modelChoices(settings()), ...lmModels.choices()],
-      defaultModel: () => settings().default_model,
+      models: choices,
+      defaultModel: () => (harness.remote ? harness.remote.info.default_model : settings().default_model),
       restriction: (folder) => Promise.resolve(restriction(folder)),
     }),
   );
@@ -92,12 +114,13 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   const docs = own(new ReviewDocuments());
   const review = new PanelReview({ harness, session, runs, waits, docs, log });
   const mcp = new PanelMcp(harness, () => session.requireFolder());
-  const panel = own(new PanelProvider(extension.extensionUri, session, log, review, new PanelSkills(harness, () => session.requireFolder()), mcp));
+  const files = new ThreadFiles(harness, extension.globalStorageUri.fsPath);
+  const panel = own(new PanelProvider(extension.extensionUri, session, log, review, new PanelSkills(harness, () => session.requireFolder()), mcp, files));
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
   const approvals = new DevContainerApprovals(harness, log);
   const commandErrors = own(new vscode.EventEmitter<CommandError>());
   own(lmModels.onDidChange(() => void session.refresh()));
-  return { extension, log, harness, keys, runs, session, panel, waits, approvals, commandErrors, settings, restriction, lmModels, mcp };
+  return { extension, log, harness, keys, runs, session, panel, waits, approvals, commandErrors, settings, restriction, lmModels, mcp, modelChoices: choices, tokens, files };
 }
 
 /**

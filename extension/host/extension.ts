@@ -13,6 +13,8 @@ import type { ThreadSession } from "./panel/threadSession.js";
 import { affectsSettings, readSettings } from "./settings.js";
 import { createRunStatusItem } from "./statusBar.js";
 import { registerChatParticipant } from "./chat/participant.js";
+import { createRemoteStatusItem } from "./remote/statusItem.js";
+import { URL_SETTING } from "./remote/target.js";
 
 /** Returned from activate() in test mode only: what the extension-host tests look at. */
 export interface DeerFlowTestApi {
@@ -55,7 +57,8 @@ export async function deactivate(): Promise<void> {
   const ctx = current;
   current = undefined;
   if (!ctx) return;
-  // A run in flight must survive a window reload ("reload mid-run, the run keeps streaming").
+  // A run in flight must survive a window reload ("reload mid-run, the run keeps streaming");
+  // a remote harness runs it whether or not this window is connected.
   if (ctx.runs.count > 0) ctx.harness.leaveRunning();
   else await ctx.harness.stop();
 }
@@ -70,7 +73,11 @@ function wire(ctx: Ctx): void {
   };
   extension.subscriptions.push(
     harness.onNotification("log/message", (m) => log[m.level](m.message)),
-    harness.onDidFail((message) => void showWithLogs(message, log, "Restart Harness")),
+    harness.onDidFail((message) => {
+      const refused = harness.connectionStatus.kind === "remote" && harness.connectionStatus.state === "unauthorized";
+      void showWithLogs(message, log, refused ? SET_TOKEN : "Restart Harness");
+    }),
+    ...wireRemote(ctx),
     vscode.workspace.onDidChangeConfiguration((e) => {
       if (!affectsSettings(e)) return;
       for (const problem of readSettings(vscode.workspace.isTrusted).problems) log.warn(problem);
@@ -78,7 +85,10 @@ function wire(ctx: Ctx): void {
     }),
     vscode.workspace.onDidGrantWorkspaceTrust(() => reconfigure("workspace trust")),
     ctx.keys.onDidChange(() => reconfigure("an API key change")),
-    vscode.workspace.onDidChangeWorkspaceFolders(() => void session.refresh()),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      harness.remapFolders();
+      void session.refresh();
+    }),
     createRunStatusItem(ctx.runs, ctx.waits),
     ...registerChatParticipant(ctx),
     registerSandboxProgress(harness),
@@ -91,6 +101,36 @@ function wire(ctx: Ctx): void {
       openThread: (threadId) => openThread(ctx, threadId),
     }),
   );
+}
+
+const SET_TOKEN = "Set Remote Harness Token";
+
+/**
+ * A remote harness (issue 26 item 4): the URL setting or the token moves the client onto another
+ * target; the panel then shows that harness's threads and models. An unreachable server is said
+ * once per outage (the status bar and the log follow each retry).
+ */
+function wireRemote(ctx: Ctx): vscode.Disposable[] {
+  const { harness, log, session } = ctx;
+  const retarget = (): void => void harness.retarget().catch((err: unknown) => log.warn(`Switching harness: ${errorText(err)}`));
+  return [
+    createRemoteStatusItem(harness),
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration(`deerflow.${URL_SETTING}`)) retarget();
+    }),
+    ctx.tokens.onDidChange(retarget),
+    harness.onDidRetarget(() => session.reload()),
+    harness.onDidStart(() => {
+      // The picker lists the remote harness's models, known once it answered harness/initialize.
+      if (harness.remote) void session.refresh();
+    }),
+    harness.onDidChangeConnection((c) => {
+      if (c.kind === "remote" && c.state === "unreachable" && c.attempt === 1) {
+        void vscode.window.showWarningMessage(`DeerFlow: ${c.message} Retrying with backoff until it answers (see the status bar).`);
+      }
+      if (c.kind === "remote" && c.state === "connected") log.info(`Connected to the remote harness at ${c.shown}.`);
+    }),
+  ];
 }
 
 /** Shows the panel (waiting for its document to load) on `threadId`. */
@@ -122,6 +162,7 @@ async function showWithLogs(message: string, log: vscode.LogOutputChannel, ...ex
   const choice = await vscode.window.showErrorMessage(message, logs, ...extra);
   if (choice === logs) log.show(true);
   else if (choice === "Restart Harness") await vscode.commands.executeCommand("deerflow.restartHarness");
+  else if (choice === SET_TOKEN) await vscode.commands.executeCommand("deerflow.setRemoteToken");
 }
 
 function testApi(ctx: Ctx): DeerFlowTestApi {

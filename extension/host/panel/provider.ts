@@ -9,13 +9,23 @@ import * as vscode from "vscode";
 import type { HostToWebview, PanelMcpServer, PanelSkill, WebviewToHost } from "../../protocol/webview.js";
 import { localResourceRoots, panelHtml } from "./html.js";
 import { parseWebviewMessage } from "./messages.js";
-import { existingHostPathOf } from "./paths.js";
+import type { ThreadFiles } from "../remote/downloads.js";
 import type { ThreadSession } from "./threadSession.js";
 import type { PanelReview } from "../review/panelReview.js";
 import type { PanelSkills } from "./skills.js";
 import type { PanelMcp } from "./mcp.js";
 
 export const PANEL_VIEW_ID = "deerflow.panel";
+
+/**
+ * Images open in VS Code's image preview, everything else in a text editor: vscode.open picks. A
+ * copy downloaded from a remote harness is marked read-only for the session (editing it would
+ * change nothing on the server).
+ */
+export async function openFile(uri: vscode.Uri, downloaded: boolean): Promise<void> {
+  await vscode.commands.executeCommand("vscode.open", uri);
+  if (downloaded) await Promise.resolve(vscode.commands.executeCommand("workbench.action.files.setActiveEditorReadonlyInSession")).catch(() => undefined);
+}
 
 export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -38,6 +48,7 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     private readonly review: PanelReview,
     private readonly skills: PanelSkills,
     private readonly mcp: PanelMcp,
+    private readonly files: ThreadFiles,
   ) {}
 
   get visible(): boolean {
@@ -158,9 +169,10 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       case "openArtifact":
       case "openImage":
         // Images open in VS Code's image preview, everything else in a text editor: vscode.open picks.
-        return this.withFile(msg.path, (uri) => vscode.commands.executeCommand("vscode.open", uri));
+        return this.withFile(msg.path, (uri, downloaded) => openFile(uri, downloaded));
       case "revealArtifact":
-        return this.withFile(msg.path, (uri) => vscode.commands.executeCommand("revealInExplorer", uri));
+        // A downloaded copy is outside the workspace, so the Explorer cannot show it: it opens instead.
+        return this.withFile(msg.path, (uri, downloaded) => (downloaded ? openFile(uri, true) : vscode.commands.executeCommand("revealInExplorer", uri)));
       case "clearViewedImages":
         return this.session.clearViewedImages();
       case "selectModel":
@@ -241,12 +253,12 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
     if (answer === "Delete") await this.session.deleteThread(threadId);
   }
 
-  private async withFile(virtualPath: string, act: (uri: vscode.Uri) => Thenable<unknown>): Promise<void> {
+  private async withFile(virtualPath: string, act: (uri: vscode.Uri, downloaded: boolean) => Thenable<unknown>): Promise<void> {
     const folder = await this.session.requireFolder();
     const threadId = this.session.shownThreadId;
-    const hostPath = threadId ? await existingHostPathOf(folder.uri.fsPath, threadId, virtualPath) : undefined;
-    if (!hostPath) throw new Error(`${virtualPath} is not a file in this workspace folder (it may have been moved or deleted).`);
-    await act(vscode.Uri.file(hostPath));
+    const file = threadId ? await this.files.resolve(folder.uri.fsPath, threadId, virtualPath) : undefined;
+    if (!file) throw new Error(`${virtualPath} is not a file in this workspace folder (it may have been moved or deleted).`);
+    await act(vscode.Uri.file(file.path), file.downloaded);
   }
 
   private disposeView(): void {

@@ -53,6 +53,7 @@ export class ThreadSession implements vscode.Disposable {
   private attachments: string[] = [];
   private attached = false;
   private prefetched: Promise<Prefetched | undefined> | undefined;
+  private reloadOnStart = false;
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly deps: SessionDeps) {
@@ -90,7 +91,13 @@ export class ThreadSession implements vscode.Disposable {
       }),
       // A new harness process: the old subscription died with it.
       deps.harness.onDidStart((s) => {
-        if (s.generation > 1) {
+        if (this.reloadOnStart) {
+          // Another harness altogether (remote/local, another server): show what it has.
+          this.reloadOnStart = false;
+          deps.runs.clear();
+          this.feed.forget();
+          if (this.attached) void this.guard(() => this.ready(this.threadId ?? undefined, undefined));
+        } else if (s.generation > 1) {
           deps.runs.clear();
           this.feed.forget();
           if (this.attached && this.threadId) void this.guard(() => this.subscribe(this.threadId!, this.feed.lastSeq));
@@ -336,6 +343,13 @@ export class ThreadSession implements vscode.Disposable {
     const def = this.deps.defaultModel();
     if (def && choices.some((m) => m.name === def)) return def;
     return choices[0]?.name;
+  }
+
+  /** The client moved to another harness: once it is up, the panel starts over from its thread list. */
+  reload(): void {
+    this.reloadOnStart = true;
+    this.prefetched = undefined;
+    this.feed.forget();
   }
 
   /** Settings or trust changed: the picker and the restriction line may differ now. */

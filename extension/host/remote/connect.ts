@@ -1,0 +1,126 @@
+/**
+ * One WebSocket to a remote harness (`deerflow serve`'s `GET /rpc`, issue 26 item 4), as the
+ * Duplex the language client speaks its Content-Length-framed JSON-RPC over.
+ *
+ * The token goes in the upgrade request's `Authorization: Bearer` header, never in the URL (a
+ * URL ends up in logs, proxies and process listings). Failures are classified for the caller:
+ * `unauthorized` (the server answered the upgrade with 401/403: retrying cannot help, the user
+ * must set the token) and `unreachable` (refused, reset, timed out, DNS, any other answer: the
+ * server may come back, so the caller retries with backoff).
+ *
+ * No `vscode` import: the unit tests connect it to a real `ws` server.
+ */
+import type { Duplex } from "node:stream";
+import { WebSocket, createWebSocketStream } from "ws";
+
+export type RemoteConnectCode = "unauthorized" | "unreachable";
+
+export class RemoteConnectError extends Error {
+  constructor(
+    readonly code: RemoteConnectCode,
+    message: string,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = "RemoteConnectError";
+  }
+}
+
+/** `http://h:p[/base]` → `ws://h:p[/base]/rpc` (https → wss); ws(s) URLs as given, with /rpc. */
+export function rpcUrl(harnessUrl: string): string {
+  const u = new URL(harnessUrl);
+  if (u.protocol === "http:") u.protocol = "ws:";
+  else if (u.protocol === "https:") u.protocol = "wss:";
+  const path = u.pathname.replace(/\/+$/, "");
+  u.pathname = path.endsWith("/rpc") ? path : `${path}/rpc`;
+  u.search = "";
+  u.hash = "";
+  return u.toString();
+}
+
+/**
+ * Why a `deerflow.harness.url` value cannot be used (undefined when it can). Credentials in the
+ * URL are refused: the token belongs in the editor's secret storage.
+ */
+export function harnessUrlProblem(value: string): string | undefined {
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return `deerflow.harness.url "${value}" is not a URL (e.g. http://build-box:2024).`;
+  }
+  if (!["http:", "https:", "ws:", "wss:"].includes(u.protocol)) return `deerflow.harness.url must be an http(s):// URL, not ${u.protocol}//.`;
+  if (u.username || u.password) return "deerflow.harness.url must not carry credentials: set the token with DeerFlow: Set Remote Harness Token.";
+  if (u.search) return "deerflow.harness.url must not carry a query: set the token with DeerFlow: Set Remote Harness Token.";
+  return undefined;
+}
+
+/** The URL as logs and the status bar show it (scheme, host, port, path: never a credential). */
+export function displayUrl(harnessUrl: string): string {
+  const u = new URL(harnessUrl);
+  return `${u.protocol}//${u.host}${u.pathname.replace(/\/+$/, "")}`;
+}
+
+export interface Connected {
+  socket: WebSocket;
+  stream: Duplex;
+}
+
+/** How long the TCP connect plus upgrade may take before the server counts as unreachable. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+
+export function connectRemote(harnessUrl: string, token: string | undefined, signal?: AbortSignal): Promise<Connected> {
+  const target = rpcUrl(harnessUrl);
+  const shown = displayUrl(harnessUrl);
+  return new Promise<Connected>((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new RemoteConnectError("unreachable", `Connecting to ${shown} was cancelled.`));
+      return;
+    }
+    const socket = new WebSocket(target, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      // The harness protocol's messages are text frames of JSON; 64 MiB holds a 50 MB files/read answer in base64.
+      maxPayload: 96 * 1024 * 1024,
+    });
+    let settled = false;
+    const fail = (err: RemoteConnectError): void => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener("abort", onAbort);
+      socket.terminate();
+      reject(err);
+    };
+    const onAbort = (): void => fail(new RemoteConnectError("unreachable", `Connecting to ${shown} was cancelled.`));
+    signal?.addEventListener("abort", onAbort, { once: true });
+    socket.once("unexpected-response", (_req, res) => {
+      const status = res.statusCode ?? 0;
+      res.resume();
+      if (status === 401 || status === 403) {
+        fail(
+          new RemoteConnectError(
+            "unauthorized",
+            token
+              ? `The remote harness at ${shown} refused the token (HTTP ${status}). Set the right one with DeerFlow: Set Remote Harness Token.`
+              : `The remote harness at ${shown} needs a token (HTTP ${status}). Set it with DeerFlow: Set Remote Harness Token.`,
+            status,
+          ),
+        );
+      } else {
+        fail(new RemoteConnectError("unreachable", `The remote harness at ${shown} answered HTTP ${status} instead of opening /rpc (is it deerflow serve, and recent enough?).`, status));
+      }
+    });
+    socket.once("error", (err: NodeJS.ErrnoException) => {
+      fail(new RemoteConnectError("unreachable", `Cannot reach the remote harness at ${shown}: ${err.code ?? err.message}.`));
+    });
+    socket.once("open", () => {
+      if (settled) return;
+      settled = true;
+      signal?.removeEventListener("abort", onAbort);
+      // After open, errors are the stream's (the language client sees the connection close).
+      socket.removeAllListeners("error");
+      socket.on("error", () => undefined);
+      resolve({ socket, stream: createWebSocketStream(socket) });
+    });
+  });
+}
