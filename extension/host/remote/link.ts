@@ -60,6 +60,10 @@ export class RemoteLink {
 
 function abortableDelay(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
+    if (signal.aborted) {
+      reject(new RemoteConnectError("unreachable", "Connecting was cancelled."));
+      return;
+    }
     const timer = setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
       resolve();
