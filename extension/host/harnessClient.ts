@@ -178,15 +178,18 @@ export class HarnessClient implements vscode.Disposable {
   /** Starts the process (connects); resolves when the harness is initialized and configured. */
   async start(): Promise<HarnessStart> {
     let client = this.client;
+    let signal = this.linkAbort.signal;
     try {
       const target = await this.options.target?.();
       if (!sameRemote(this.link?.target, target)) this.switchTo(target);
       client = this.client;
-      if (this.link) this.pendingSocket = await this.link.connect(this.linkAbort.signal);
+      signal = this.linkAbort.signal;
+      if (this.link) this.pendingSocket = await this.link.connect(signal);
       if (client !== this.client || this.disposed) return await this.ready.promise;
       await client.start();
     } catch (err) {
-      if (client !== this.client || this.disposed) return this.ready.promise;
+      // Let go for another target (retarget, restart) or for good: the next start settles `ready`.
+      if (client !== this.client || this.disposed || signal.aborted) return this.ready.promise;
       const message = this.link ? errorText(err) : `The DeerFlow harness did not start: ${errorText(err)}`;
       const error = new Error(message, { cause: err });
       this.ready.reject(error);
@@ -549,10 +552,11 @@ export class HarnessClient implements vscode.Disposable {
     if (link) {
       this.options.log.warn(`The connection to the remote harness at ${link.target.shown} closed; reconnecting.`);
       const client = this.client;
+      const signal = this.linkAbort.signal;
       try {
-        this.pendingSocket = await link.connect(this.linkAbort.signal);
+        this.pendingSocket = await link.connect(signal);
       } catch (err) {
-        if (client === this.client && !this.disposed && !this.linkAbort.signal.aborted) {
+        if (client === this.client && !this.disposed && !signal.aborted) {
           this.ready.reject(new Error(errorText(err)));
           this.failed.fire(errorText(err));
         }
