@@ -136,7 +136,10 @@ describe(`DeerFlow on a remote harness in VS Code (code-server ${defaultCodeServ
 
   test("without a token the server's 401 is an error that says to set it", () =>
     step("no-token", async () => {
+      // Opening the panel activates the extension, which connects without a token.
+      await panel.open();
       await shows(toast(/needs a token \(HTTP 401\)\. Set it with DeerFlow: Set Remote Harness Token/), "the 'needs a token (HTTP 401)' error", 60_000);
+      await shows(panel.view.getByTestId("notice").filter({ hasText: "needs a token (HTTP 401)" }), "the same message in the panel");
       await shows(statusItem(`DeerFlow: ${host()} refused the token`), "the status bar's refused-token item");
       await screenshot(df!.page, "remote-01-no-token");
     }));
@@ -145,7 +148,6 @@ describe(`DeerFlow on a remote harness in VS Code (code-server ${defaultCodeServ
     step("run", async () => {
       await setToken(TOKEN);
       await shows(statusItem(`DeerFlow: ${host()}`).filter({ hasNotText: "refused" }), "the status bar item naming the connected server", 60_000);
-      await panel.open();
       const picker = panel.view.getByTestId("model-picker");
       await shows(picker.filter({ hasText: "server-model" }), "the server's model in the panel's picker");
       assert.doesNotMatch((await picker.textContent()) ?? "", /window-model/, "the window's own model is not offered on a remote harness");
@@ -191,12 +193,14 @@ describe(`DeerFlow on a remote harness in VS Code (code-server ${defaultCodeServ
     step("reload", async () => {
       await panel.send(tagged("reload", "Answer across a reload."));
       await model.waitForGate("reload");
-      await shows(panel.message("ai", "streams on the server"), "the part streamed before the reload");
+      await shows(panel.message("ai", "This answer streams"), "the part streamed before the reload");
       await openWorkbench(df!.page, undefined, CONTAINER_TITLE);
       await panel.open();
       await shows(panel.message("human", "Write a report on the server."), "an earlier turn replayed after the reload");
       await shows(panel.message("human", "Answer across a reload."), "the running turn's prompt replayed");
-      await shows(panel.message("ai", "streams on the server"), "the streamed part rebuilt from the server's journal");
+      const partial = panel.message("ai", "This answer streams");
+      await shows(partial, "the streamed part rebuilt from the server's journal");
+      assert.doesNotMatch((await partial.textContent()) ?? "", /nine ten/, "the held-back words are not shown yet");
       await shows(panel.status("running"), "the run still running on the server");
       await screenshot(df!.page, "remote-05-after-reload");
       model.gate("reload").open();
