@@ -56,7 +56,8 @@ export class DevContainerApprovals {
     let changed = false;
     for (;;) {
       if (approval.approved) return true;
-      const choice = await vscode.window.showWarningMessage(message(approval, changed), SHOW_CONFIG, ALLOW);
+      // A remote harness's config in a folder this window does not share cannot be shown here ("" path).
+      const choice = await vscode.window.showWarningMessage(message(approval, changed), ...(approval.configPath ? [SHOW_CONFIG] : []), ALLOW);
       if (choice === SHOW_CONFIG) {
         await vscode.window.showTextDocument(vscode.Uri.file(approval.configPath), { preview: false });
         // What the user reads now is what they approve: fetched again after they looked.

@@ -180,7 +180,8 @@ async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.Cha
     return { metadata: { runId: started.run_id, threadId } };
   }
   const after = await ctx.harness.request("threads/state", { workspaceFolder: folder, threadId });
-  for (const a of after.artifacts) if (!before.has(a.path) && a.exists) stream.anchor(vscode.Uri.file(a.host_path), basename(a.host_path));
+  // host_path is "" for a file of a remote harness this window cannot reach: the panel downloads those.
+  for (const a of after.artifacts) if (!before.has(a.path) && a.exists && a.host_path) stream.anchor(vscode.Uri.file(a.host_path), basename(a.host_path));
   if (end.data.stop_reason === "approval" && end.data.pending_approvals?.length) approvalButtons(stream, folder, threadId, model, end.data.pending_approvals);
   if (end.data.status !== "success") {
     return { errorDetails: { message: end.data.error ?? `The run ended ${end.data.status}.` }, metadata: { runId: started.run_id, threadId } };

@@ -30,7 +30,9 @@ export class PanelSkills {
 
   async open(name: string): Promise<void> {
     const path = this.paths.get(name);
-    if (!path) throw new Error(`No skill named "${name}" is listed for this workspace; refresh the Skills section.`);
+    if (path === undefined) throw new Error(`No skill named "${name}" is listed for this workspace; refresh the Skills section.`);
+    // A remote harness's skill in a folder this window does not share has no path here (remote/rewrite.ts).
+    if (path === "") throw new Error(`The skill "${name}" is on the remote harness's machine; its SKILL.md cannot be opened from this window.`);
     await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
   }
 

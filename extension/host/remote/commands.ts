@@ -14,11 +14,13 @@ function remoteUrl(): { url: string; shown: string } | undefined {
   return target.kind === "remote" ? target : undefined;
 }
 
-async function noUrl(): Promise<false> {
+/** Said, not awaited: the command's answer (false) does not wait for the user to close the message. */
+function noUrl(): Promise<false> {
   const open = "Open Settings";
-  const answer = await vscode.window.showInformationMessage("DeerFlow: no remote harness is configured. Set deerflow.harness.url (user settings) to a deerflow serve URL first.", open);
-  if (answer === open) await vscode.commands.executeCommand("workbench.action.openSettings", "deerflow.harness.url");
-  return false;
+  void vscode.window.showInformationMessage("DeerFlow: no remote harness is configured. Set deerflow.harness.url (user settings) to a deerflow serve URL first.", open).then((answer) => {
+    if (answer === open) void vscode.commands.executeCommand("workbench.action.openSettings", "deerflow.harness.url");
+  });
+  return Promise.resolve(false);
 }
 
 export const setRemoteTokenCommand = (ctx: Ctx) => async (value?: unknown): Promise<boolean> => {

@@ -27,7 +27,7 @@ import type { Scenarios } from "../scenarios.js";
 import { CONTAINER_TITLE, Panel, startDeerFlow } from "../deerflow.js";
 import type { DeerFlowSession } from "../deerflow.js";
 import { failureCapture, shows } from "./steps.js";
-import { editorTab, openWorkbench, screenshot } from "../workbench.js";
+import { editorTab, openWorkbench, runCommand, screenshot } from "../workbench.js";
 import { defaultCodeServer } from "../codeServers.js";
 import { repoRoot } from "../launch.js";
 
@@ -173,6 +173,13 @@ describe(`DeerFlow on a remote harness in VS Code (code-server ${defaultCodeServ
       assert.equal(copies.length, 1, `one downloaded copy in the extension's global storage (${filesUnder(storage).join(", ")})`);
       assert.equal(readFileSync(copies[0]!, "utf8"), REPORT);
       await screenshot(df!.page, "remote-03-artifact");
+
+      // Open Thread Outputs likewise: the thread's one output, downloaded, opens.
+      await runCommand(df!.page, "View: Close All Editors");
+      await editorTab(df!.page, "report.md").waitFor({ state: "hidden", timeout: 15_000 });
+      await runCommand(df!.page, "DeerFlow: Open Thread Outputs");
+      await shows(editorTab(df!.page, "report.md"), "the downloaded output opened by Open Thread Outputs");
+      await shows(df!.page.locator(".monaco-editor .view-lines", { hasText: "opened here from a download" }), "its content");
     }));
 
   test("a protected write waits for an approval decided in the panel, then runs on the server", () =>

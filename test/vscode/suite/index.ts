@@ -10,7 +10,7 @@ import Mocha from "mocha";
  * In this order: the command and run tests use the environment's model (or configure their own,
  * scriptedModel.ts) before the settings test, which expects the default settings, adds models.
  */
-const FILES = ["activation.test.js", "commands.test.js", "run.test.js", "secrets.test.js", "settings.test.js", "approvalSettings.test.js", "modelSettings.test.js", "restart.test.js"];
+const FILES = ["activation.test.js", "commands.test.js", "run.test.js", "secrets.test.js", "settings.test.js", "approvalSettings.test.js", "modelSettings.test.js", "remoteHarness.test.js", "restart.test.js"];
 
 export function run(): Promise<void> {
   const mocha = new Mocha({ ui: "bdd", color: false, timeout: 30_000 });
