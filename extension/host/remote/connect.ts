@@ -120,7 +120,12 @@ export function connectRemote(harnessUrl: string, token: string | undefined, sig
       // After open, errors are the stream's (the language client sees the connection close).
       socket.removeAllListeners("error");
       socket.on("error", () => undefined);
-      resolve({ socket, stream: createWebSocketStream(socket) });
+      const stream = createWebSocketStream(socket);
+      // ws's Duplex only *ends* when the socket closes (it emits 'close' once its writable side
+      // finished too), and the JSON-RPC reader waits for 'close': without this a server that went
+      // away would look connected forever.
+      socket.once("close", () => stream.destroy());
+      resolve({ socket, stream });
     });
   });
 }

@@ -5,6 +5,7 @@ import { after, test } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { WebSocketServer } from "ws";
 import { connectRemote, displayUrl, harnessUrlProblem, RemoteConnectError, rpcUrl } from "../../../extension/host/remote/connect.js";
 import { RemoteLink, type LinkState } from "../../../extension/host/remote/link.js";
@@ -14,8 +15,9 @@ const servers: Server[] = [];
 after(() => Promise.all(servers.map((s) => new Promise((r) => s.close(r)))));
 
 /** An HTTP server whose /rpc upgrade wants the token, echoing each message back. */
-async function rpcServer(port = 0): Promise<{ url: string; seen: Array<string | undefined> }> {
+async function rpcServer(port = 0): Promise<{ url: string; seen: Array<string | undefined>; sockets: Duplex[] }> {
   const seen: Array<string | undefined> = [];
+  const sockets: Duplex[] = [];
   const http = createServer((_req, res) => res.writeHead(404).end());
   const wss = new WebSocketServer({ noServer: true });
   http.on("upgrade", (req: IncomingMessage, socket, head) => {
@@ -24,11 +26,12 @@ async function rpcServer(port = 0): Promise<{ url: string; seen: Array<string | 
       socket.end("HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\n\r\n");
       return;
     }
+    sockets.push(socket);
     wss.handleUpgrade(req, socket, head, (ws) => ws.on("message", (data) => ws.send(data)));
   });
   servers.push(http);
   await new Promise<void>((r) => http.listen(port, "127.0.0.1", r));
-  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, seen };
+  return { url: `http://127.0.0.1:${(http.address() as AddressInfo).port}`, seen, sockets };
 }
 
 test("URLs: http → ws at /rpc, no credentials or query accepted, shown without them", () => {
@@ -50,6 +53,16 @@ test("with the token the socket opens and carries bytes both ways; the token wen
   assert.equal(await echoed, "Content-Length: 2\r\n\r\n{}");
   assert.deepEqual(server.seen, [`Bearer ${TOKEN}`]);
   socket.terminate();
+});
+
+test("the stream closes when the server goes away (what the JSON-RPC reader waits for)", { timeout: 10_000 }, async () => {
+  const server = await rpcServer();
+  const { stream } = await connectRemote(server.url, TOKEN);
+  const closed = new Promise<void>((resolve) => stream.once("close", () => resolve()));
+  stream.resume();
+  // The server's socket is dropped without a close frame, as when its process dies.
+  for (const s of server.sockets) s.destroy();
+  await closed;
 });
 
 test("a wrong or missing token is `unauthorized`, with what to do", async () => {

@@ -10,8 +10,8 @@
  * 401 is an error that says to set the token; with it, the status bar names the server, the
  * model picker lists the server's model (not the window's), a run with tool calls streams, its
  * artifact opens from a download (the editor shows the server's bytes), a protected write waits
- * for an approval decided in the panel, and a window reload mid-run replays the thread while the
- * run goes on on the server. Screenshots: test-results/vscode/<version>/remote-*.png.
+ * for an approval decided in the panel, a window reload mid-run replays the thread while the
+ * run goes on on the server, and a server that goes away is retried until it is back. Screenshots: test-results/vscode/<version>/remote-*.png.
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
@@ -48,13 +48,14 @@ const SCENARIOS: Scenarios = {
     { content: "The hook is in place." },
   ],
   reload: [{ content: RELOAD_TEXT, gate: { afterChunks: 5, until: "reload" } }],
+  after: [{ content: "Back on the same thread." }],
 };
 
 /** `deerflow serve` on a free port, its listening line read from stdout. */
-async function startServe(opts: { folder: string; dataDir: string; tokenFile: string; model: ModelServer }): Promise<{ url: string; proc: ChildProcessWithoutNullStreams; log: () => string }> {
+async function startServe(opts: { folder: string; dataDir: string; tokenFile: string; model: ModelServer; port?: number }): Promise<{ url: string; proc: ChildProcessWithoutNullStreams; log: () => string }> {
   const proc = spawn(
     process.execPath,
-    [join(repoRoot, "dist", "cli.js"), "serve", "--workspace", `${basename(opts.folder)}=${opts.folder}`, "--data-dir", opts.dataDir, "--token-file", opts.tokenFile, "--model", "server-model", "--base-url", opts.model.url, "--port", "0"],
+    [join(repoRoot, "dist", "cli.js"), "serve", "--workspace", `${basename(opts.folder)}=${opts.folder}`, "--data-dir", opts.dataDir, "--token-file", opts.tokenFile, "--model", "server-model", "--base-url", opts.model.url, "--port", String(opts.port ?? 0)],
     { env: { ...process.env, OPENAI_API_KEY: "sk-e2e-server-key" } },
   );
   let log = "";
@@ -215,13 +216,30 @@ describe(`DeerFlow on a remote harness in VS Code (code-server ${defaultCodeServ
       await shows(panel.status("success"), "the run ends success");
     }));
 
+  test("a server that goes away is retried (and said so); back, the thread goes on where it was", () =>
+    step("reconnect", async () => {
+      const port = Number(new URL(serve!.url).port);
+      const exited = new Promise((r) => serve!.proc.once("exit", r));
+      serve!.proc.kill("SIGTERM");
+      await exited;
+      await shows(statusItem(`DeerFlow: ${host()} unreachable`), "the status bar's unreachable item");
+      await shows(toast(/Cannot reach the remote harness at http:\/\/127\.0\.0\.1:\d+: ECONNREFUSED\. Retrying with backoff/), "the warning that it is retrying");
+      await screenshot(df!.page, "remote-06-unreachable");
+      serve = await startServe({ folder: served, dataDir: serverData, tokenFile, model, port });
+      await shows(statusItem(`DeerFlow: ${host()}`).filter({ hasNotText: /unreachable|refused/ }), "the status bar item once it is back", 60_000);
+      await panel.send(tagged("after", "Are you back?"));
+      await shows(panel.message("ai", "Back on the same thread."), "a run on the same thread after the reconnect");
+      await shows(panel.status("success"), "it ends success");
+      await shows(panel.message("human", "Answer across a reload."), "the thread's earlier turns are still shown");
+    }));
+
   test("a wrong token is refused with the 401 message", () =>
     step("wrong-token", async () => {
       await setToken("not-the-token");
       await shows(toast(/refused the token \(HTTP 401\)\. Set the right one with DeerFlow: Set Remote Harness Token/), "the 'refused the token (HTTP 401)' error");
       await shows(statusItem(`DeerFlow: ${host()} refused the token`), "the status bar's refused-token item");
       assert.doesNotMatch(readFileSync(join(df!.cs.userDataDir, "User", "settings.json"), "utf8"), /not-the-token|e2e-remote-token/, "no token in the settings");
-      await screenshot(df!.page, "remote-06-wrong-token");
+      await screenshot(df!.page, "remote-07-wrong-token");
     }));
 });
 
