@@ -69,7 +69,10 @@ export interface Connected {
 /** How long the TCP connect plus upgrade may take before the server counts as unreachable. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 
-export function connectRemote(harnessUrl: string, token: string | undefined, signal?: AbortSignal): Promise<Connected> {
+/** A ping every interval; a server that did not answer the previous one is taken for gone (a half-open TCP connection after sleep or a network change never errors on its own). */
+const KEEPALIVE_MS = 30_000;
+
+export function connectRemote(harnessUrl: string, token: string | undefined, signal?: AbortSignal, keepaliveMs = KEEPALIVE_MS): Promise<Connected> {
   const target = rpcUrl(harnessUrl);
   const shown = displayUrl(harnessUrl);
   return new Promise<Connected>((resolve, reject) => {
@@ -124,7 +127,21 @@ export function connectRemote(harnessUrl: string, token: string | undefined, sig
       // ws's Duplex only *ends* when the socket closes (it emits 'close' once its writable side
       // finished too), and the JSON-RPC reader waits for 'close': without this a server that went
       // away would look connected forever.
-      socket.once("close", () => stream.destroy());
+      let answered = true;
+      socket.on("pong", () => (answered = true));
+      const keepalive = setInterval(() => {
+        if (!answered) {
+          socket.terminate();
+          return;
+        }
+        answered = false;
+        socket.ping();
+      }, keepaliveMs);
+      keepalive.unref();
+      socket.once("close", () => {
+        clearInterval(keepalive);
+        stream.destroy();
+      });
       resolve({ socket, stream });
     });
   });

@@ -65,6 +65,18 @@ test("the stream closes when the server goes away (what the JSON-RPC reader wait
   await closed;
 });
 
+test("a server that stops answering pings is taken for gone", { timeout: 10_000 }, async () => {
+  const http = createServer();
+  const wss = new WebSocketServer({ server: http, autoPong: false });
+  wss.on("connection", () => undefined);
+  servers.push(http);
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  const { stream } = await connectRemote(`http://127.0.0.1:${(http.address() as AddressInfo).port}`, TOKEN, undefined, 50);
+  stream.resume();
+  await new Promise<void>((resolve) => stream.once("close", () => resolve()));
+  for (const c of wss.clients) c.terminate();
+});
+
 test("a wrong or missing token is `unauthorized`, with what to do", async () => {
   const server = await rpcServer();
   await assert.rejects(connectRemote(server.url, "wrong"), (err: unknown) => {
