@@ -18,8 +18,6 @@
  * answers and notifications goes through the WorkspaceMap (remote/workspaceMap.ts, rewrite.ts),
  * so the rest of the host only ever sees this window's folders.
  */
-import { realpathSync } from "node:fs";
-import { basename } from "node:path";
 import * as vscode from "vscode";
 import {
   CloseAction,
@@ -47,7 +45,8 @@ import type {
 import type { Connected } from "./remote/connect.js";
 import { RemoteLink, type LinkState, type RemoteTarget } from "./remote/link.js";
 import { toLocalNotification, toLocalResult, toServerParams } from "./remote/rewrite.js";
-import { servedFolders, WorkspaceMap, type LocalFolder } from "./remote/workspaceMap.js";
+import { mapFolders, type WorkspaceMap } from "./remote/workspaceMap.js";
+import { deferred, nullOutputChannel } from "./harnessSupport.js";
 /** A request the harness answered with an error; `code` is the harness's stable error code. */
 export class HarnessRequestError extends Error {
   constructor(
@@ -101,37 +100,6 @@ export interface RemoteHarness {
 /** Crashes within this window count towards giving up. */
 const CRASH_WINDOW_MS = 180_000;
 const MAX_CRASHES = 5;
-
-interface Deferred<T> {
-  promise: Promise<T>;
-  resolve: (v: T) => void;
-  reject: (e: unknown) => void;
-  settled: boolean;
-}
-
-function deferred<T>(): Deferred<T> {
-  let resolve!: (v: T) => void;
-  let reject!: (e: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  const d: Deferred<T> = {
-    promise,
-    settled: false,
-    resolve: (v) => {
-      d.settled = true;
-      resolve(v);
-    },
-    reject: (e) => {
-      d.settled = true;
-      reject(e);
-    },
-  };
-  // A generation nobody waited for must not become an unhandled rejection.
-  promise.catch(() => undefined);
-  return d;
-}
 
 export class HarnessClient implements vscode.Disposable {
   private client: LanguageClient;
@@ -532,8 +500,7 @@ export class HarnessClient implements vscode.Disposable {
   }
 
   private buildMap(info: RemoteHarnessInfo, shown: string): WorkspaceMap {
-    const local: LocalFolder[] = (this.options.localFolders?.() ?? []).map((path) => ({ path, realPath: realOrSelf(path), name: basename(path) }));
-    return new WorkspaceMap(local, servedFolders(info, realOrUndefined), shown);
+    return mapFolders(this.options.localFolders?.() ?? [], info, shown);
   }
 
   /**
@@ -584,33 +551,6 @@ function sameRemote(a: RemoteTarget | undefined, b: RemoteTarget | undefined): b
   return a === undefined || b === undefined ? a === b : a.url === b.url && a.token === b.token;
 }
 
-function realOrSelf(path: string): string {
-  return realOrUndefined(path) ?? path;
-}
-
-function realOrUndefined(path: string): string | undefined {
-  try {
-    return realpathSync(path);
-  } catch {
-    return undefined;
-  }
-}
-
 export function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/** An output channel that drops everything (see traceOutputChannel above). */
-function nullOutputChannel(): vscode.OutputChannel {
-  const noop = (): void => undefined;
-  return {
-    name: "DeerFlow Harness (trace off)",
-    append: noop,
-    appendLine: noop,
-    replace: noop,
-    clear: noop,
-    show: noop,
-    hide: noop,
-    dispose: noop,
-  };
 }

@@ -15,7 +15,8 @@
  *
  * No `vscode` import: the unit tests drive it with plain paths.
  */
-import { isAbsolute, relative, sep } from "node:path";
+import { realpathSync } from "node:fs";
+import { basename, isAbsolute, relative, sep } from "node:path";
 import type { RemoteHarnessInfo } from "../../protocol/rpc.js";
 
 export interface LocalFolder {
@@ -142,6 +143,20 @@ export function servedFolders(info: RemoteHarnessInfo, resolveReal: (path: strin
     const real = resolveReal(w.folder);
     return real === undefined ? { name: w.name, folder: w.folder } : { name: w.name, folder: w.folder, realPath: real };
   });
+}
+
+/** This window's folders (as it names them) mapped onto what a remote harness serves, symlinks resolved here. */
+export function mapFolders(localPaths: readonly string[], info: RemoteHarnessInfo, serverLabel: string): WorkspaceMap {
+  const local = localPaths.map((path) => ({ path, realPath: realOrUndefined(path) ?? path, name: basename(path) }));
+  return new WorkspaceMap(local, servedFolders(info, realOrUndefined), serverLabel);
+}
+
+function realOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function inside(root: string, target: string): boolean {
