@@ -51,9 +51,11 @@ export class MessagesDeltas {
       if (keep === messages.length && keep === last.length) return undefined;
     } else if (this.base !== undefined) {
       // The input step appended (or replaced by id) the input messages: what precedes the first
-      // of them is the base checkpoint's list.
+      // of them is the base checkpoint's list. Without input the list is the base's as loaded.
+      // Input that is not in the list (never seen: a reducer that copied it) leaves no way to
+      // tell where the base ends: the whole list, once, rather than a wrong one.
       const firstInput = messages.findIndex((m) => this.input.has(m));
-      keep = firstInput === -1 ? messages.length : firstInput;
+      keep = firstInput !== -1 ? firstInput : this.input.size === 0 ? messages.length : 0;
     }
     const add = messages.slice(keep).map((m) => toWireMessage(m as BaseMessage));
     return last ? { keep, add } : { base: this.base ?? null, keep, add };

@@ -15,6 +15,7 @@ import type { RunRecord } from "../store/runs.js";
 import type { StoredEvent } from "../store/events.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { RunValues } from "./runValues.js";
+import { HarnessError, errorMessage } from "../errors.js";
 
 /** The journal's event names that LangGraph's `stream_mode` selects; metadata, error and end always go. */
 const MODE_OF: Record<string, string> = { values: "values", updates: "updates", messages: "messages", custom: "custom" };
@@ -63,7 +64,17 @@ export async function streamRun(
       while (queue.length > 0) {
         const e = queue.shift()!;
         if (opts.include(e.event)) {
-          const data = e.event === "values" && values ? await values.of(e) : e.data;
+          let data: unknown = e.data;
+          if (e.event === "values" && values) {
+            try {
+              data = await values.of(e);
+            } catch (err) {
+              // The stream cannot say the state any more: it says so and ends, as LangGraph's does.
+              const code = err instanceof HarnessError ? err.code : "internal";
+              await sse.writeSSE({ event: "error", data: JSON.stringify({ error: code, message: errorMessage(err) }) });
+              return;
+            }
+          }
           await sse.writeSSE({ id: String(e.seq), event: e.event, data: JSON.stringify(data) });
         }
         if (e.event === "end") return;

@@ -65,8 +65,17 @@ test("folding the deltas gives every step's list: appends, a replacement by id, 
   assert.throws(() => applyMessagesDelta([], { keep: 1, add: [] }), /keeps 1 messages of 0/);
 });
 
+test("the run's first delta: a decision run without new messages keeps the base; input the list does not hold sends the whole list, never a wrong one", () => {
+  const list = [new HumanMessage({ id: "h0", content: "q" }), new AIMessage({ id: "a0", content: "paused" })];
+  assert.deepEqual(new MessagesDeltas("cp", new Set()).delta(list), { base: "cp", keep: 2, add: [] });
+  const copied = new MessagesDeltas("cp", new Set([new HumanMessage({ id: "h1", content: "not in the list" })])).delta(list);
+  assert.deepEqual(copied, { base: "cp", keep: 0, add: wire(list) });
+  // A saver that cannot name the base: the first delta is the whole list, over nothing.
+  assert.deepEqual(new MessagesDeltas(undefined, new Set([list[1]])).delta(list), { base: null, keep: 0, add: wire(list) });
+});
+
 /** A finished run in a real journal whose values events come from real message objects. */
-async function finishedRun() {
+async function finishedRun(opts: { base?: string } = {}) {
   const db = openDatabase(join(mkdtempSync(join(tmpdir(), "deerflow-values-")), "harness.db"));
   const threads = createThreadStore(db, { workspaceFolder: "/ws" });
   threads.create({ workspaceFolder: "/ws", threadId: "t" });
@@ -89,7 +98,7 @@ async function finishedRun() {
   assert.ok(runs.start(run.run_id, currentOwnerId(), 10_000));
   const human = new HumanMessage({ id: "h1", content: "now" });
   const reply = new AIMessage({ id: "a1", content: "reply" });
-  const deltas = new MessagesDeltas(baseId, new Set([human]));
+  const deltas = new MessagesDeltas(opts.base ?? baseId, new Set([human]));
   const emit = (event: "values" | "updates" | "messages", data: unknown) => journal.append({ run_id: run.run_id, thread_id: "t", event, data } as never);
   const steps = [
     { messages: [...earlier, human], title: "Old" },
@@ -134,4 +143,13 @@ test("a stream without values reads no checkpoint", async () => {
   const sent = await sse(manager, saver, run, ["updates", "messages-tuple"]);
   assert.deepEqual([...new Set(sent.map((e) => e.event))], ["updates", "messages", "end"]);
   assert.equal(reads(), 0);
+});
+
+test("a base checkpoint that is gone: the values stream ends with an error event saying so, not a wrong state", async () => {
+  const { manager, saver, run } = await finishedRun({ base: "1f0-no-such-checkpoint" });
+  const sent = await sse(manager, saver, run, ["values"]);
+  assert.equal(sent.length, 1, JSON.stringify(sent));
+  assert.equal(sent[0]!.event, "error");
+  assert.equal(sent[0]!.data.error, "storage");
+  assert.match(String(sent[0]!.data.message), /The checkpoint run r1 started from \(1f0-no-such-checkpoint\) is gone/);
 });
