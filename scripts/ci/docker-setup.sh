@@ -3,9 +3,10 @@
 # (see the shared recipe devcontainer-ci.md: Debian's docker.io, vfs storage, no bridge network,
 # a debootstrap rootfs imported as local/debian-minbase:bookworm).
 #
-#   scripts/ci/docker-setup.sh [start]   idempotent: install, start the engine if none answers, build the image
+#   scripts/ci/docker-setup.sh [start]   idempotent: install, start the engine if none answers (restart our own idle
+#                                        one that predates its TCP listener), build the image
 #   scripts/ci/docker-setup.sh stop      stop the dockerd THIS script started (by its PID), nothing else
-#   scripts/ci/docker-setup.sh status    exit 0 when the engine answers and the image exists
+#   scripts/ci/docker-setup.sh status    exit 0 when the engine answers (socket and TCP) and the image exists
 #
 # An engine that already answers is used as is and never stopped by us. Runs as root (CI does).
 #
