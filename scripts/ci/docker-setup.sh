@@ -8,7 +8,8 @@
 #   scripts/ci/docker-setup.sh stop      stop the dockerd THIS script started (by its PID), nothing else
 #   scripts/ci/docker-setup.sh status    exit 0 when the engine answers (socket and TCP) and the image exists
 #
-# An engine that already answers is used as is and never stopped by us. Runs as root (CI does).
+# An engine that already answers is used as is and never stopped by us (unless it is our own, idle,
+# and predates the TCP listener). Runs as root (CI does).
 #
 # The engine we start also listens on loopback TCP (DOCKER_TCP, no TLS: 127.0.0.1 only, on a CI
 # machine), so the tests can name it by DOCKER_HOST=tcp://… as a remote engine would be named.
