@@ -27,6 +27,7 @@ node --import tsx --test --test-concurrency=2 \
   test/unit/store/checkpointer.conformance.test.ts \
   test/integration/serve.test.ts \
   test/integration/serveRpc.test.ts \
+  test/integration/serveValues.test.ts \
   test/postgres/serveWorkers.test.ts \
   test/postgres/syncPg.test.ts \
   || status=1
