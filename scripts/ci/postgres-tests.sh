@@ -5,7 +5,8 @@
 # the SQLite tiers run, against a real Postgres server (scripts/ci/postgres-setup.sh: Debian's
 # package, a cluster of its own on a free loopback port), plus `deerflow serve` on Postgres: the
 # SDK-driven API test, two serve processes sharing a run system, and worker processes sharing
-# one memory (test/postgres/, which only this tier runs). The serve tests use dist/cli.js: CI runs this after `npm test` has built it.
+# one memory (test/postgres/, which only this tier runs). The serve tests and memoryWorkers' CLI
+# test use dist/cli.js: CI runs this after `npm test` has built it.
 # DEERFLOW_TEST_POSTGRES_URL makes each test open a fresh schema there (test/fixtures/testDatabase.ts).
 # Lean on purpose (CI time is a hard limit): not the whole suite again.
 set -euo pipefail
