@@ -109,6 +109,7 @@ const USAGE = `Usage:
                    unless --host/--port say otherwise. --database postgres://… (or config
                    database: {backend: postgres, postgres_url: $DATABASE_URL}) shares one
                    Postgres between several serve processes; the default is the data dir's SQLite.
+                   VS Code uses it as its harness through ws://HOST:PORT/rpc (deerflow.harness.url).
   deerflow devcontainer approve --workspace DIR [--data-dir DIR] [--fingerprint SHA]
   deerflow devcontainer status  --workspace DIR [--data-dir DIR]
                    A folder's dev container is brought up only with a configuration you

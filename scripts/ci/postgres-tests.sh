@@ -29,6 +29,7 @@ node --import tsx --test --test-concurrency=2 \
   test/unit/store/checkpointer.conformance.test.ts \
   test/unit/memory/storage.test.ts \
   test/integration/serve.test.ts \
+  test/integration/serveRpc.test.ts \
   test/postgres/serveWorkers.test.ts \
   test/postgres/syncPg.test.ts \
   test/postgres/memoryWorkers.test.ts \

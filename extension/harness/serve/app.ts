@@ -12,8 +12,8 @@ import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { HarnessError, errorMessage } from "../errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
-import { launchRun, type LaunchSandbox } from "../runs/launcher.js";
-import { createSandboxProvider, type SandboxChoice } from "../sandbox/select.js";
+import { launchRun } from "../runs/launcher.js";
+import type { Runs } from "../server/runs.js";
 import { deleteThread } from "../store/deleteThread.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import type { RunRecord } from "../store/runs.js";
@@ -26,10 +26,10 @@ import { pausedRunOf } from "../runs/gateway.js";
 
 export interface ServeOptions {
   workspaces: Workspaces;
+  /** The harness's runs: what a run of a workspace gets (sandbox, memory, skills, MCP) is theirs to say. */
+  runs: Runs;
   config: HarnessConfig;
-  dataDir: string;
   token: string;
-  sandbox?: SandboxChoice;
   /** `--model` / `--base-url`: the default of a run that names no `context.model_name`. */
   model?: string;
   baseURL?: string;
@@ -121,7 +121,6 @@ function promptOf(messages: ReadonlyArray<z.infer<typeof MessageZ>>): string {
 
 export function createApp(o: ServeOptions): Hono {
   const app = new Hono();
-  const sandboxes = new Map<string, LaunchSandbox>();
 
   app.onError((err, c) => {
     if (err instanceof HarnessError) {
@@ -137,16 +136,6 @@ export function createApp(o: ServeOptions): Hono {
   // A request body is a message and its settings, never a file upload: 4 MB is plenty, and no
   // client holds the server's memory with a larger one.
   app.use("*", bodyLimit({ maxSize: 4 * 1024 * 1024, onError: (c) => c.json({ error: "invalid_params", message: "The request body is over 4 MB." }, 413) }));
-
-  const sandboxOf = (ws: ServedWorkspace): LaunchSandbox => {
-    let s = sandboxes.get(ws.name);
-    if (!s) {
-      const made = createSandboxProvider(o.sandbox ?? o.config.sandbox.provider, { workspaceFolder: ws.folder, dataDir: o.dataDir });
-      s = { ...made, allowHostCommands: o.config.sandbox.allow_host_commands };
-      sandboxes.set(ws.name, s);
-    }
-    return s;
-  };
 
   const threadOf = (id: string) => {
     validateThreadId(id);
@@ -171,17 +160,7 @@ export function createApp(o: ServeOptions): Hono {
     const paused = decisions ? pausedRunOf(thread) : undefined;
     const model = typeof ctx.model_name === "string" ? ctx.model_name : (paused?.model ?? o.model);
     const launched = launchRun(
-      {
-        workspaceFolder: ws.folder,
-        threads: ws.store.threads,
-        checkpointer: ws.store.checkpointer,
-        blobs: ws.store.blobs,
-        manager: ws.manager,
-        config: o.config,
-        sandbox: () => sandboxOf(ws),
-        bashTimeoutMs: o.config.sandbox.bash_timeout_seconds * 1000,
-        ...(o.config.approval ? { approval: o.config.approval } : {}),
-      },
+      o.runs.services(ws),
       {
         threadId,
         prompt: b.input ? promptOf(b.input.messages) : "",

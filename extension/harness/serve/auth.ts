@@ -11,13 +11,16 @@ import { HarnessError, errorMessage } from "../errors.js";
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 
+/** Whether an Authorization header carries the token (the HTTP routes and the `/rpc` upgrade). */
+export function bearerMatches(header: string | undefined, token: string): boolean {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(header ?? "");
+  // Digests: equal lengths for timingSafeEqual, and nothing about the token's length leaks.
+  return m !== null && timingSafeEqual(digest(m[1]!), digest(token));
+}
+
 export function bearerAuth(token: string): MiddlewareHandler {
-  const want = digest(token);
   return async (c, next) => {
-    const header = c.req.header("Authorization") ?? "";
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    // Digests: equal lengths for timingSafeEqual, and nothing about the token's length leaks.
-    if (!m || !timingSafeEqual(digest(m[1]!), want)) {
+    if (!bearerMatches(c.req.header("Authorization"), token)) {
       c.header("WWW-Authenticate", 'Bearer realm="deerflow"');
       return c.json({ error: "unauthorized", message: "This server needs its bearer token: Authorization: Bearer <token>." }, 401);
     }

@@ -10,17 +10,28 @@
  * the runs they admitted (a lease each) and any of them streams any run. SIGTERM/SIGINT: this
  * process's runs are cancelled (their end journaled), then it exits.
  */
+import type { Server as HttpServer } from "node:http";
 import { serve } from "@hono/node-server";
 import { parse, workspaceArg, writeJsonLine, UsageError } from "../cli/args.js";
 import { defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
-import { HarnessError } from "../errors.js";
+import { HarnessError, errorMessage } from "../errors.js";
 import { parseSandboxChoice, type SandboxChoice } from "../sandbox/select.js";
 import { chooseDatabase } from "../store/postgres/config.js";
 import { redactUrl } from "../store/postgres/url.js";
 import { createApp } from "./app.js";
 import { loadToken } from "./auth.js";
-import { parseWorkspaceSpec, Workspaces } from "./workspaces.js";
+import { checkWorkspaceNames, parseWorkspaceSpec, Workspaces } from "./workspaces.js";
+import { RpcHub } from "./rpc.js";
+import pkg from "../../../package.json" with { type: "json" };
+import { createLogger } from "../server/logger.js";
+import { setDiagnostics } from "../diagnostics.js";
+import { Session } from "../server/session.js";
+import { Workspaces as HarnessWorkspaces } from "../server/workspaces.js";
+import { ServerMemory } from "../server/memory.js";
+import { Runs } from "../server/runs.js";
+import type { HarnessConfig } from "../config/harnessConfig.js";
+import type { RemoteHarnessInfo } from "../../protocol/rpc.js";
 
 const options = {
   workspace: { type: "string", multiple: true },
@@ -56,16 +67,52 @@ export async function serveCommand(argv: string[]): Promise<number> {
     throw err;
   }
   const folders = specs.map((s) => ({ name: s.name, folder: workspaceArg(s.dir, "serve") }));
-  const workspaces = new Workspaces(folders, { dataDir, ...(database.url ? { database: database.url } : {}) });
-  // Runs left behind by a process that died (a lease no one renews) end `interrupted` now.
-  for (const ws of workspaces.list) ws.manager.recover();
+  checkWorkspaceNames(folders);
   const log = (line: string) => process.stderr.write(`deerflow serve: ${line}\n`);
+  // Server logs stay on the server: debug and trace only with DEERFLOW_SERVE_DEBUG.
+  const verbose = process.env.DEERFLOW_SERVE_DEBUG === "1";
+  const logger = createLogger(({ level, message }) => {
+    if (verbose || (level !== "debug" && level !== "trace")) log(`${level}: ${message}`);
+  });
+  setDiagnostics(logger);
+  // The harness's services, as in the editor's harness process, with the server's own settings:
+  // its configuration file's models, its sandbox choice, the served folders trusted (the operator
+  // chose them). A remote client's settings never replace them (serve/rpc.ts).
+  const session = new Session();
+  try {
+    session.initialize(dataDir, {
+      models: [],
+      sandbox: { provider: sandbox ?? config.sandbox.provider, allow_host_commands: config.sandbox.allow_host_commands, bash_timeout_seconds: config.sandbox.bash_timeout_seconds },
+      workspace_trusted: true,
+    });
+  } catch (err) {
+    if (err instanceof HarnessError) throw new UsageError(`deerflow serve: ${redactUrl(err.message)}`);
+    throw err;
+  }
+  const hub = new RpcHub(token.token);
+  const harness = new HarnessWorkspaces(session, logger, (p) => hub.broadcast("sandbox/status", p), {
+    folders,
+    ...(database.url ? { database: database.url } : {}),
+  });
+  const memory = new ServerMemory(session, logger, { notify: (p) => hub.broadcast("memory/changed", p), hostPathOf: (folder) => folder });
+  const runs = new Runs(session, harness, logger, (p) => hub.ended(p), memory, {
+    ...(v.model ? { model: v.model } : {}),
+    ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
+  });
+  let workspaces: Workspaces;
+  try {
+    // Opening a folder's store settles the runs a dead process left behind (a lease no one renews: `interrupted`).
+    workspaces = new Workspaces(harness, folders);
+  } catch (err) {
+    await harness.close();
+    throw err;
+  }
+  memory.start();
   const app = createApp({
     workspaces,
-    config,
-    dataDir,
+    runs,
+    config: session.config,
     token: token.token,
-    ...(sandbox ? { sandbox } : {}),
     ...(v.model ? { model: v.model } : {}),
     ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
     log,
@@ -73,6 +120,11 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
     s.once("error", reject);
+  });
+  // @hono/node-server's listener is a node:http Server (no TLS options were given).
+  hub.serve(server as HttpServer, {
+    services: { session, workspaces: harness, runs, log: logger, version: pkg.version, memory },
+    remote: () => remoteInfo(session.config, workspaces, v.model),
   });
   const address = server.address();
   const actualPort = typeof address === "object" && address ? address.port : port;
@@ -86,11 +138,38 @@ export async function serveCommand(argv: string[]): Promise<number> {
       for (const ws of workspaces.list) {
         for (const run of ws.manager.runs.listActive()) if (run.lease_owner === ws.manager.owner) ws.manager.cancel(run.run_id);
       }
+      hub.close();
       server.close();
-      workspaces.close();
-      resolve(0);
+      // Sandboxes this process brought up, MCP servers, memory, then the stores.
+      void (async () => {
+        await runs.shutdown();
+        await memory.close();
+        await harness.close();
+      })().then(
+        () => resolve(0),
+        (err: unknown) => {
+          log(`stopping: ${errorMessage(err)}`);
+          resolve(1);
+        },
+      );
     };
     process.once("SIGTERM", stop);
     process.once("SIGINT", stop);
   });
+}
+
+/** What `/rpc` clients are told in harness/initialize: the served folders and the models a run may name. */
+function remoteInfo(config: HarnessConfig, workspaces: Workspaces, adHocModel: string | undefined): RemoteHarnessInfo {
+  const models: RemoteHarnessInfo["models"] = config.models.map((m) => ({
+    name: m.name,
+    ...(m.display_name ? { display_name: m.display_name } : {}),
+    supports_vision: m.supports_vision === true,
+  }));
+  if (adHocModel && !models.some((m) => m.name === adHocModel)) models.push({ name: adHocModel, supports_vision: false });
+  const fallback = adHocModel ?? config.default_model ?? models[0]?.name;
+  return {
+    workspaces: workspaces.list.map((w) => ({ name: w.name, folder: w.folder })),
+    models,
+    ...(fallback ? { default_model: fallback } : {}),
+  };
 }

@@ -6,16 +6,12 @@
  */
 import { basename } from "node:path";
 import { HarnessError } from "../errors.js";
-import { openWorkspaceStore, type WorkspaceStore } from "../store/db.js";
-import { openRunSystem } from "../runs/services.js";
-import type { RunManager } from "../runs/manager.js";
 import type { ThreadRecord } from "../store/threads.js";
+import type { OpenWorkspace, Workspaces as HarnessWorkspaces } from "../server/workspaces.js";
 
-export interface ServedWorkspace {
+/** A served folder: the harness's open workspace (store, run system, sandboxes, MCP) and its name. */
+export interface ServedWorkspace extends OpenWorkspace {
   name: string;
-  folder: string;
-  store: WorkspaceStore;
-  manager: RunManager;
 }
 
 export interface WorkspaceSpec {
@@ -32,25 +28,29 @@ export function parseWorkspaceSpec(spec: string): WorkspaceSpec {
   return { name, dir };
 }
 
+/** Names must be unique: a thread's `metadata.workspace` and a remote client's mapping go by name. */
+export function checkWorkspaceNames(specs: ReadonlyArray<{ name: string }>): void {
+  const names = new Set<string>();
+  for (const s of specs) {
+    if (names.has(s.name)) throw new HarnessError("usage", `Two workspaces are named ${s.name}: name them with NAME=DIR.`);
+    names.add(s.name);
+  }
+}
+
+/**
+ * The HTTP API's view of the served folders, by name. The folders are the harness's own
+ * workspaces (server/workspaces.ts): the HTTP routes and the `/rpc` clients share one store, one
+ * run system and one sandbox per folder.
+ */
 export class Workspaces {
   readonly list: readonly ServedWorkspace[];
 
-  constructor(specs: ReadonlyArray<{ name: string; folder: string }>, o: { dataDir: string; database?: string; leaseTtlMs?: number }) {
-    const names = new Set<string>();
-    const opened: ServedWorkspace[] = [];
-    try {
-      for (const s of specs) {
-        if (names.has(s.name)) throw new HarnessError("usage", `Two workspaces are named ${s.name}: name them with NAME=DIR.`);
-        names.add(s.name);
-        const store = openWorkspaceStore({ dataDir: o.dataDir, workspaceFolder: s.folder, ...(o.database ? { database: o.database } : {}) });
-        const manager = openRunSystem(store, o.leaseTtlMs ? { leaseTtlMs: o.leaseTtlMs } : {});
-        opened.push({ name: s.name, folder: store.workspaceFolder, store, manager });
-      }
-    } catch (err) {
-      for (const w of opened) w.store.close();
-      throw err;
-    }
-    this.list = opened;
+  constructor(
+    readonly harness: HarnessWorkspaces,
+    specs: ReadonlyArray<{ name: string; folder: string }>,
+  ) {
+    checkWorkspaceNames(specs);
+    this.list = specs.map((s) => ({ ...harness.get(s.folder), name: s.name }));
   }
 
   byName(name: string | undefined): ServedWorkspace {
@@ -67,9 +67,5 @@ export class Workspaces {
       if (thread) return { ws, thread };
     }
     throw new HarnessError("thread_not_found", `Thread ${threadId} does not exist.`);
-  }
-
-  close(): void {
-    for (const w of this.list) w.store.close();
   }
 }

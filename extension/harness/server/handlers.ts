@@ -36,7 +36,7 @@ export interface HarnessServices {
   memory: ServerMemory;
 }
 
-type Handlers = { [M in HostRequest]: (p: RequestParams<M>) => RequestResult<M> | Promise<RequestResult<M>> };
+export type Handlers = { [M in HostRequest]: (p: RequestParams<M>) => RequestResult<M> | Promise<RequestResult<M>> };
 
 export function handlers(s: HarnessServices): Handlers {
   const { session, workspaces, runs, subscriptions } = s;
@@ -130,9 +130,16 @@ export function handlers(s: HarnessServices): Handlers {
   };
 }
 
-/** Registers every handler on the connection behind validation and error shaping. */
-export function registerHandlers(connection: Connection, s: HarnessServices): void {
-  const table = handlers(s);
+/** What registerHandlers needs of a connection: the harness's stdio one, or a `deerflow serve` WebSocket's (serve/rpc.ts). */
+export type RequestConnection = Pick<Connection, "onRequest">;
+
+/**
+ * Registers every handler on the connection behind validation and error shaping. `overrides`
+ * replace some handlers (a remote harness answers harness/initialize and harness/configure its
+ * own way) and still get validated params.
+ */
+export function registerHandlers(connection: RequestConnection, s: HarnessServices, overrides: Partial<Handlers> = {}): void {
+  const table = { ...handlers(s), ...overrides };
   for (const method of Object.keys(table) as HostRequest[]) {
     const handler = table[method] as (p: unknown) => unknown;
     const schema = paramsSchemas[method] as z.ZodType<unknown>;

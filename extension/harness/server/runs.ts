@@ -12,7 +12,7 @@ import type { HarnessToHost, RequestParams, RequestResult, RunSummary } from "..
 import type { FinalRunStatus } from "../../protocol/events.js";
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { HarnessError, errorMessage } from "../errors.js";
-import { launchRun, type LaunchRequest } from "../runs/launcher.js";
+import { launchRun, type LaunchRequest, type LaunchServices } from "../runs/launcher.js";
 import { toolSearchSettings } from "../mcp/open.js";
 import { endRun } from "../runs/ending.js";
 import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.js";
@@ -61,6 +61,8 @@ export class Runs {
     private readonly sendEnded: (params: Ended) => void,
     /** Long-term memory (issue 15); absent → runs without it. */
     private readonly memory?: ServerMemory,
+    /** `deerflow serve --model/--base-url`: a run that names no model uses this one (an ad-hoc endpoint when `baseURL`). */
+    private readonly defaults: { model?: string; baseURL?: string } = {},
   ) {}
 
   start(p: RequestParams<"runs/start">): RequestResult<"runs/start"> {
@@ -102,29 +104,45 @@ export class Runs {
   }
 
   /** The launcher (all preparation, startRun, the worker), for runs/start and the retry after an approval. */
-  private launch(ws: OpenWorkspace, p: Omit<LaunchRequest, "apiKey" | "heldKey" | "createThread" | "context" | "baseURL">): RequestResult<"runs/start"> {
-    if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
+  /**
+   * What a run of this workspace gets (stores, sandbox, approval policy, memory, skills, MCP): the
+   * one place that says so, for runs/start here and for `deerflow serve`'s HTTP runs.
+   */
+  services(ws: OpenWorkspace): LaunchServices {
     const config = this.session.config;
     const memory = this.memory?.wiring(ws.folder);
+    const approval = this.session.settings.approval ?? config.approval;
+    return {
+      workspaceFolder: ws.folder,
+      threads: ws.store.threads,
+      checkpointer: ws.store.checkpointer,
+      blobs: ws.store.blobs,
+      manager: ws.manager,
+      config,
+      sandbox: () => this.workspaces.sandbox(ws),
+      bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
+      // The user's policy from user/machine settings (the host never sends workspace values); a server's from its configuration.
+      ...(approval ? { approval } : {}),
+      ...(memory ? { memory } : {}),
+      // Project skills only in a trusted workspace (VS Code's trust, as the host reports it).
+      skills: { workspaceFolder: ws.folder, workspaceTrusted: this.session.settings.workspace_trusted, dataDir: this.session.dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => this.log.warn(m) },
+      mcp: (sandbox) => ({ registry: this.workspaces.mcpRegistry(ws, sandbox), toolSearch: toolSearchSettings(config.tool_search) }),
+    };
+  }
+
+  /** The model of a run that names none, and the ad-hoc endpoint of `deerflow serve --base-url` (never for a configured model). */
+  modelDefaults(model: string | undefined): { model?: string; baseURL?: string } {
+    const name = model ?? this.defaults.model;
+    const configured = name !== undefined && this.session.config.models.some((m) => m.name === name);
+    return { ...(name !== undefined ? { model: name } : {}), ...(this.defaults.baseURL && !configured && (model === undefined || model === this.defaults.model) ? { baseURL: this.defaults.baseURL } : {}) };
+  }
+
+  private launch(ws: OpenWorkspace, p: Omit<LaunchRequest, "apiKey" | "heldKey" | "createThread" | "context" | "baseURL">): RequestResult<"runs/start"> {
+    if (ws.clearing.has(p.threadId)) throw new HarnessError("thread_busy", "The thread's viewed images are being cleared; start the run again in a moment.");
     const launched = launchRun(
-      {
-        workspaceFolder: ws.folder,
-        threads: ws.store.threads,
-        checkpointer: ws.store.checkpointer,
-        blobs: ws.store.blobs,
-        manager: ws.manager,
-        config,
-        sandbox: () => this.workspaces.sandbox(ws),
-        bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
-        // The user's policy from user/machine settings (the host never sends workspace values).
-        ...(this.session.settings.approval ? { approval: this.session.settings.approval } : {}),
-        ...(memory ? { memory } : {}),
-        // Project skills only in a trusted workspace (VS Code's trust, as the host reports it).
-        skills: { workspaceFolder: ws.folder, workspaceTrusted: this.session.settings.workspace_trusted, dataDir: this.session.dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => this.log.warn(m) },
-        mcp: (sandbox) => ({ registry: this.workspaces.mcpRegistry(ws, sandbox), toolSearch: toolSearchSettings(config.tool_search) }),
-      },
+      this.services(ws),
       // Every model of the run (lead, title, summary, subagent types) gets the key held for its own api_key_env.
-      { ...p, planMode: p.planMode ?? false, heldKey: (source) => this.session.apiKey(source) },
+      { ...p, ...this.modelDefaults(p.model), planMode: p.planMode ?? false, heldKey: (source) => this.session.apiKey(source) },
       { onCrash: (runId, err) => this.log.error(`Run ${runId} failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`) },
     );
     const { admission, context, sandbox, done } = launched;

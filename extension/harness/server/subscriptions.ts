@@ -11,7 +11,7 @@
  * Subscriptions belong to the connection: all of them end when it closes.
  */
 import { randomUUID } from "node:crypto";
-import { watch, type FSWatcher } from "node:fs";
+import { watch } from "node:fs";
 import { dirname } from "node:path";
 import type { HarnessToHost, JournalEvent } from "../../protocol/rpc.js";
 import type { RunEvent } from "../../protocol/events.js";
@@ -36,9 +36,9 @@ interface Subscription {
   stop(): void;
 }
 
-/** One directory watch per workspace database, shared by its subscriptions. */
+/** One watch per workspace database (its folder, or Postgres's NOTIFY), shared by its subscriptions. */
 interface DbWatch {
-  watcher: FSWatcher;
+  close: () => void;
   subs: Set<Subscription>;
   pending: NodeJS.Immediate | undefined;
 }
@@ -109,15 +109,24 @@ export class Subscriptions {
     const file = sub.ws.store.file;
     let w = this.watches.get(file);
     if (!w) {
-      const entry: DbWatch = { watcher: watch(dirname(file)), subs: new Set(), pending: undefined };
-      // Every write touches the WAL file: coalesce a burst of changes into one read per tick.
-      entry.watcher.on("change", () => {
+      const entry: DbWatch = { close: () => undefined, subs: new Set(), pending: undefined };
+      // Every write touches the WAL file (or raises a NOTIFY): coalesce a burst into one read per tick.
+      const changed = () => {
         entry.pending ??= setImmediate(() => {
           entry.pending = undefined;
           for (const s of entry.subs) s.catchUp();
         });
-      });
-      entry.watcher.on("error", () => undefined);
+      };
+      const db = sub.ws.store.db;
+      if (db.watchEvents) {
+        // Postgres (several `deerflow serve` workers): every journaled event is a NOTIFY; there is no folder to watch.
+        entry.close = db.watchEvents(() => changed());
+      } else {
+        const watcher = watch(dirname(file));
+        watcher.on("change", changed);
+        watcher.on("error", () => undefined);
+        entry.close = () => watcher.close();
+      }
       this.watches.set(file, (w = entry));
     }
     w.subs.add(sub);
@@ -130,7 +139,7 @@ export class Subscriptions {
     w.subs.delete(sub);
     if (w.subs.size > 0) return;
     if (w.pending) clearImmediate(w.pending);
-    w.watcher.close();
+    w.close();
     this.watches.delete(file);
   }
 }

@@ -47,17 +47,33 @@ export class Workspaces {
   /** `<folder>\0<provider key>` → the folder's MCP servers for that sandbox (issue 23): sessions outlive a run, end with the process. */
   private readonly mcp = new Map<string, McpRegistry>();
 
+  /** `deerflow serve`: the only folders it serves (real paths), by name. */
+  private readonly served: ReadonlyMap<string, string> | undefined;
+
   constructor(
     private readonly session: Session,
     private readonly log: Logger,
     private readonly onSandboxStatus: (status: SandboxStatus) => void,
-  ) {}
+    /**
+     * A server's workspaces (`deerflow serve --workspace`): a request naming any other folder is
+     * refused (a client must not open the server's other folders), and the stores may be on Postgres.
+     */
+    private readonly server?: { folders: ReadonlyArray<{ name: string; folder: string }>; database?: string },
+  ) {
+    if (server) this.served = new Map(server.folders.map((f) => [realFolder(f.folder), f.name]));
+  }
+
+  /** A served folder's name (`deerflow serve`); undefined for the editor's harness. */
+  nameOf(ws: OpenWorkspace): string | undefined {
+    return this.served?.get(ws.folder);
+  }
 
   get(hostPath: string): OpenWorkspace {
-    const folder = realFolder(hostPath);
+    const folder = this.served ? this.servedFolder(hostPath) : realFolder(hostPath);
     const known = this.byFolder.get(folder);
     if (known) return known;
-    const store = openWorkspaceStore({ dataDir: this.session.dataDir, workspaceFolder: folder });
+    const database = this.server?.database;
+    const store = openWorkspaceStore({ dataDir: this.session.dataDir, workspaceFolder: folder, ...(database ? { database } : {}) });
     try {
       const manager = openRunSystem(store);
       const recovered = manager.recover();
@@ -70,6 +86,20 @@ export class Workspaces {
       store.close();
       throw err;
     }
+  }
+
+  /** The served folder a request names; workspace_mismatch for any other (its path is not resolved on the server). */
+  private servedFolder(path: string): string {
+    for (const folder of this.served!.keys()) if (folder === path) return folder;
+    let real: string | undefined;
+    try {
+      real = realpathSync(path);
+    } catch {
+      /* not a folder of this machine: refused below */
+    }
+    if (real !== undefined && this.served!.has(real)) return real;
+    const list = [...this.served!].map(([f, n]) => `${n} (${f})`).join(", ");
+    throw new HarnessError("workspace_mismatch", `This server does not serve ${path}; its workspaces are ${list}.`);
   }
 
   all(): OpenWorkspace[] {

@@ -1,0 +1,180 @@
+// `deerflow serve`'s `/rpc` WebSocket (issue 26 item 4): the harness's own JSON-RPC protocol, what
+// VS Code uses when `deerflow.harness.url` names a server. Driven with the same two libraries the
+// extension host uses (ws, vscode-jsonrpc): the bearer token on the upgrade, what the server says
+// about itself, the served folders only, a run with an artifact read back through files/read, an
+// approval decided over the socket, runs/ended only to clients following the thread, and a run
+// that goes on after its client's socket closed. One server process for the file, on the data
+// dir's SQLite, or on Postgres in the Postgres tier.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { ResponseError } from "vscode-languageserver/node.js";
+import { sandboxDirs, tempDir } from "./helpers/cli.js";
+import { startServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
+import { connectRpc, refusedUpgrade, type RpcClient } from "./helpers/rpcClient.js";
+import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
+import { testWorkspaceDatabase } from "../fixtures/testDatabase.js";
+import type { HarnessSettings, JournalEvent } from "../../extension/protocol/rpc.js";
+
+let model: ModelServer;
+let serve: ServeProcess;
+let folder: string;
+const clients: RpcClient[] = [];
+
+const settings: HarnessSettings = { models: [], sandbox: { provider: "local", allow_host_commands: false }, workspace_trusted: true };
+
+async function client(): Promise<RpcClient> {
+  const c = await connectRpc(serve.url, SERVE_TOKEN);
+  clients.push(c);
+  await c.conn.sendRequest("initialize", { processId: null, rootUri: null, capabilities: {} });
+  return c;
+}
+
+/** The harness's stable error code of a refused request. */
+async function codeOf(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    assert.ok(err instanceof ResponseError, String(err));
+    return (err.data as { code: string }).code;
+  }
+  assert.fail("the request was not refused");
+}
+
+const endOf = (c: RpcClient, subscriptionId: string, runId: string): Promise<JournalEvent> =>
+  c
+    .waitFor("events/event", (p) => p.subscriptionId === subscriptionId && p.events.some((e) => e.event === "end" && e.run_id === runId))
+    .then((p) => p.events.find((e) => e.event === "end" && e.run_id === runId)!);
+
+before(async () => {
+  model = await startModelServer();
+  const d = sandboxDirs();
+  folder = realpathSync(d.workspace);
+  const database = testWorkspaceDatabase(d.dataDir);
+  serve = await startServe([
+    "--workspace", `main=${d.workspace}`, "--data-dir", d.dataDir,
+    "--model", "scripted", "--base-url", model.url, "--sandbox", "local", ...(database ? ["--database", database] : []),
+  ]);
+});
+
+after(async () => {
+  await Promise.allSettled(clients.map((c) => c.close()));
+  await serve?.stop();
+  await model?.close();
+});
+
+test("the upgrade needs the bearer token and the /rpc path; a refusal is a JSON HTTP answer and no socket", async () => {
+  const ws = `${serve.url.replace(/^http/, "ws")}/rpc`;
+  const none = await refusedUpgrade(ws, {});
+  assert.equal(none?.status, 401);
+  assert.equal((JSON.parse(none.body) as { error: string }).error, "unauthorized");
+  assert.equal((await refusedUpgrade(ws, { Authorization: "Bearer not-the-token-at-all" }))?.status, 401);
+  assert.equal((await refusedUpgrade(`${serve.url.replace(/^http/, "ws")}/threads`, { Authorization: `Bearer ${SERVE_TOKEN}` }))?.status, 404);
+  assert.equal(await refusedUpgrade(ws, { Authorization: `Bearer ${SERVE_TOKEN}` }), undefined, "accepted with the token");
+});
+
+test("harness/initialize answers what the server serves; the editor's data dir, settings and API keys are not taken", async () => {
+  const c = await client();
+  const init = await c.request("harness/initialize", { dataDir: tempDir("ignored"), settings: { ...settings, models: [{ name: "mine", model: "x", base_url: "http://127.0.0.1:9/v1" }] } });
+  assert.ok(init.remote, "a remote harness says so");
+  assert.deepEqual(init.remote.workspaces, [{ name: "main", folder }]);
+  assert.deepEqual(init.remote.models.map((m) => m.name), ["scripted"], "the server's models, not the editor's");
+  assert.equal(init.remote.default_model, "scripted");
+  assert.equal(await codeOf(c.request("harness/configure", { settings, apiKeys: { OPENAI_API_KEY: "sk-the-users-own-key" } })), "invalid_params");
+  assert.equal(await c.request("harness/configure", { settings }), null);
+  // Only served folders: another folder of the server's machine is refused, naming what is served.
+  const other = tempDir("not-served");
+  const refused = c.request("threads/list", { workspaceFolder: other });
+  assert.equal(await codeOf(refused), "workspace_mismatch");
+  await refused.catch((err: Error) => assert.match(err.message, /main \(/));
+  assert.equal(await codeOf(c.request("threads/list", { workspaceFolder: "/no/such/folder" })), "workspace_mismatch");
+  assert.ok(Array.isArray(await c.request("threads/list", { workspaceFolder: folder })));
+});
+
+test("a run streams over the socket; its artifact comes back through files/read; runs/ended goes only to clients following the thread", async () => {
+  const a = await client();
+  const bystander = await client();
+  await a.request("harness/initialize", { dataDir: "/ignored", settings });
+  await bystander.request("harness/initialize", { dataDir: "/ignored", settings });
+  const thread = await a.request("threads/create", { workspaceFolder: folder, title: "remote" });
+  const { subscriptionId } = await a.request("events/subscribe", { workspaceFolder: folder, threadId: thread.thread_id, afterSeq: 0 });
+  const report = "# Report\n\nmade on the server\n";
+  model.setScript([
+    {
+      content: "Writing.",
+      toolCalls: [{ id: "call_w", name: "write_file", args: { description: "report", path: "/mnt/user-data/outputs/report.md", content: report } }],
+    },
+    { content: "Presenting.", toolCalls: [{ id: "call_p", name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/report.md"] } }] },
+    { content: "The report is ready." },
+  ]);
+  const started = await a.request("runs/start", { workspaceFolder: folder, threadId: thread.thread_id, prompt: "write the report" });
+  const end = await endOf(a, subscriptionId, started.run_id);
+  assert.equal((end.data as { status: string }).status, "success", JSON.stringify(end.data));
+  const ended = await a.waitFor("runs/ended", (p) => p.runId === started.run_id);
+  assert.equal(ended.workspaceFolder, folder, "notifications name the server's folder");
+  const kinds = a.events(subscriptionId).map((e) => e.event);
+  assert.ok(kinds.includes("messages") || kinds.includes("values"), `streamed: ${kinds.join(",")}`);
+
+  const state = await a.request("threads/state", { workspaceFolder: folder, threadId: thread.thread_id });
+  assert.deepEqual(state.artifacts.map((x) => x.path), ["/mnt/user-data/outputs/report.md"]);
+  const file = await a.request("files/read", { workspaceFolder: folder, threadId: thread.thread_id, path: "/mnt/user-data/outputs/report.md" });
+  assert.equal(Buffer.from(file.base64, "base64").toString("utf8"), report);
+  assert.equal(file.size, Buffer.byteLength(report));
+  assert.equal(await codeOf(a.request("files/read", { workspaceFolder: folder, threadId: thread.thread_id, path: "/mnt/user-data/outputs/missing.md" })), "file_not_found");
+  assert.equal(await codeOf(a.request("files/read", { workspaceFolder: folder, threadId: thread.thread_id, path: "/etc/passwd" })), "invalid_params", "not a virtual path at all");
+  // A link the agent planted out of the thread's folders is not followed.
+  const outputs = join(folder, ".deerflow", "threads", thread.thread_id, "outputs");
+  symlinkSync("/etc/hostname", join(outputs, "planted"));
+  assert.equal(await codeOf(a.request("files/read", { workspaceFolder: folder, threadId: thread.thread_id, path: "/mnt/user-data/outputs/planted" })), "path_denied");
+  // Another thread's outputs are not this thread's to read.
+  const other = await a.request("threads/create", { workspaceFolder: folder });
+  mkdirSync(join(folder, ".deerflow", "threads", other.thread_id, "outputs"), { recursive: true });
+  writeFileSync(join(folder, ".deerflow", "threads", other.thread_id, "outputs", "secret.txt"), "theirs");
+  assert.equal(await codeOf(a.request("files/read", { workspaceFolder: folder, threadId: thread.thread_id, path: `/mnt/user-data/workspace/.deerflow/threads/${other.thread_id}/outputs/secret.txt` })), "path_denied");
+
+  // The bystander follows nothing: it was not told of the run. Its replay of the thread comes on
+  // the same socket after anything sent to it before, so an announcement would be recorded by now.
+  const late = await bystander.request("events/subscribe", { workspaceFolder: folder, threadId: thread.thread_id, afterSeq: 0 });
+  const replayedEnd = await endOf(bystander, late.subscriptionId, started.run_id);
+  assert.equal(replayedEnd.seq, end.seq, "the same journal, replayed");
+  assert.equal(bystander.notifications.filter((n) => n.method === "runs/ended").length, 0);
+});
+
+test("an approval pause is announced and decided over the socket; the decided call runs", async () => {
+  const c = await client();
+  await c.request("harness/initialize", { dataDir: "/ignored", settings });
+  const thread = await c.request("threads/create", { workspaceFolder: folder });
+  await c.request("events/subscribe", { workspaceFolder: folder, threadId: thread.thread_id, afterSeq: 0 });
+  model.setScript([
+    { content: "Adding a task.", toolCalls: [{ id: "call_t", name: "write_file", args: { description: "tasks", path: "/mnt/user-data/workspace/.vscode/tasks.json", content: "{}\n" } }] },
+    { content: "Added." },
+  ]);
+  const first = await c.request("runs/start", { workspaceFolder: folder, threadId: thread.thread_id, prompt: "add a task" });
+  const paused = await c.waitFor("runs/ended", (p) => p.runId === first.run_id);
+  assert.deepEqual(paused.pendingApprovals?.map((p) => p.tool_call_id), ["call_t"], "a protected path waits on the user");
+  assert.equal(existsSync(join(folder, ".vscode", "tasks.json")), false);
+  const decided = await c.request("runs/decide", { workspaceFolder: folder, threadId: thread.thread_id, decisions: [{ tool_call_id: "call_t", decision: "approve" }] });
+  const done = await c.waitFor("runs/ended", (p) => p.runId === decided.run_id);
+  assert.equal(done.status, "success");
+  assert.equal(existsSync(join(folder, ".vscode", "tasks.json")), true, "the approved write ran on the server's folder");
+});
+
+test("a run goes on when its client's socket closes; another connection replays it to the end", async () => {
+  const a = await client();
+  await a.request("harness/initialize", { dataDir: "/ignored", settings });
+  const thread = await a.request("threads/create", { workspaceFolder: folder });
+  const gate = model.gate("remote-close");
+  model.setScript([{ content: "still going after the laptop slept", gate: { until: gate, afterChunks: 2 } }]);
+  const started = await a.request("runs/start", { workspaceFolder: folder, threadId: thread.thread_id, prompt: "keep going" });
+  await gate.reached;
+  await a.close();
+  gate.open();
+  const b = await client();
+  await b.request("harness/initialize", { dataDir: "/ignored", settings });
+  const { subscriptionId } = await b.request("events/subscribe", { workspaceFolder: folder, threadId: thread.thread_id, afterSeq: 0 });
+  const end = await endOf(b, subscriptionId, started.run_id);
+  assert.equal((end.data as { status: string }).status, "success");
+  const state = await b.request("threads/state", { workspaceFolder: folder, threadId: thread.thread_id });
+  assert.equal(state.messages.at(-1)?.content, "still going after the laptop slept");
+});
