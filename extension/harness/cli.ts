@@ -79,7 +79,7 @@ const USAGE = `Usage:
                    Puts those files back as they were before the run (an added file is removed).
                    A file changed again since the run is refused and kept (exit 1), the others
                    are reverted. Refused while a run of the thread is active.
-  deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR]
+  deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR] [--database URL]
                    Long-term memory (one per data directory): after a run, the user's messages
                    and the final answers not yet extracted are queued for fact extraction by the
                    model (the run's, or memory.model_name), done before the CLI exits ("memory:
@@ -88,7 +88,8 @@ const USAGE = `Usage:
                    threads; entries that read as instructions or permissions are not stored.
                    show prints it as JSON (--workspace: what that folder's threads are given);
                    clear empties it and drops queued updates; promote makes a fact (or a folder's
-                   section, e.g. user.workContext) global.
+                   section, e.g. user.workContext) global. --database URL: the memory a
+                   "serve --database URL" keeps in that Postgres database.
                    run --no-memory (or config memory.enabled false): no injection, no extraction.
   deerflow skills  list --workspace DIR [--data-dir DIR]
   deerflow skills  enable|disable NAME --workspace DIR [--data-dir DIR]

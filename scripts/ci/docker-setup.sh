@@ -3,11 +3,16 @@
 # (see the shared recipe devcontainer-ci.md: Debian's docker.io, vfs storage, no bridge network,
 # a debootstrap rootfs imported as local/debian-minbase:bookworm).
 #
-#   scripts/ci/docker-setup.sh [start]   idempotent: install, start the engine if none answers, build the image
+#   scripts/ci/docker-setup.sh [start]   idempotent: install, start the engine if none answers (restart our own idle
+#                                        one that predates its TCP listener), build the image
 #   scripts/ci/docker-setup.sh stop      stop the dockerd THIS script started (by its PID), nothing else
-#   scripts/ci/docker-setup.sh status    exit 0 when the engine answers and the image exists
+#   scripts/ci/docker-setup.sh status    exit 0 when the engine answers (socket and TCP) and the image exists
 #
-# An engine that already answers is used as is and never stopped by us. Runs as root (CI does).
+# An engine that already answers is used as is and never stopped by us (unless it is our own, idle,
+# and predates the TCP listener). Runs as root (CI does).
+#
+# The engine we start also listens on loopback TCP (DOCKER_TCP, no TLS: 127.0.0.1 only, on a CI
+# machine), so the tests can name it by DOCKER_HOST=tcp://… as a remote engine would be named.
 set -euo pipefail
 
 DOCKER=/usr/bin/docker                      # Debian's 20.10 client: matches the engine's API
@@ -17,6 +22,7 @@ ROOTFS_TAR="$CACHE_DIR/debian-minbase-bookworm.tar"
 STATE_DIR=${DEERFLOW_CI_STATE:-/run/deerflow-ci}
 OWNED_PID="$STATE_DIR/dockerd.pid"          # present only while a dockerd we started runs
 DOCKERD_LOG=${DEERFLOW_DOCKERD_LOG:-/tmp/deerflow-dockerd.log}
+DOCKER_TCP=tcp://127.0.0.1:23750            # test/devcontainer/helpers/engine.ts ENGINE_TCP
 # The Debian mirror apt is already configured with on this machine (deb822 or one-line sources).
 apt_mirror() {
   { grep -hE '^URIs:' /etc/apt/sources.list.d/*.sources 2>/dev/null | awk '{print $2}'
@@ -31,6 +37,7 @@ fi
 log() { printf '[docker-setup] %s\n' "$*" >&2; }
 
 engine_answers() { [ -x "$DOCKER" ] && "$DOCKER" info >/dev/null 2>&1; }
+tcp_answers() { [ -x "$DOCKER" ] && DOCKER_HOST=$DOCKER_TCP "$DOCKER" version >/dev/null 2>&1; }
 
 apt_install() {
   log "installing $*"
@@ -51,8 +58,18 @@ start_engine() {
     rm -f "$OWNED_PID"
   fi
   if engine_answers; then
-    log "engine already answers; using it"
-    return
+    if tcp_answers; then
+      log "engine already answers; using it"
+      return
+    fi
+    # Ours, from before it listened on TCP, and idle: restarting it costs nobody a container.
+    if [ -f "$OWNED_PID" ] && [ -z "$("$DOCKER" ps -q)" ]; then
+      log "our engine does not listen on $DOCKER_TCP; restarting it"
+      stop_engine
+    else
+      log "engine already answers (not on $DOCKER_TCP: the DOCKER_HOST tests will fail); using it"
+      return
+    fi
   fi
   if ! command -v dockerd >/dev/null 2>&1 || [ ! -x "$DOCKER" ]; then
     apt_install docker.io
@@ -70,6 +87,7 @@ start_engine() {
     log "starting dockerd (log: $DOCKERD_LOG)"
     # setsid: the engine outlives this script and the test process that ran it.
     setsid dockerd --iptables=false --ip-masq=false --bridge=none --storage-driver=vfs \
+      -H unix:///var/run/docker.sock -H "$DOCKER_TCP" \
       >"$DOCKERD_LOG" 2>&1 </dev/null &
     echo $! >"$OWNED_PID"
   fi
@@ -129,6 +147,6 @@ stop_engine() {
 case "${1:-start}" in
   start) start_engine; build_image ;;
   stop) stop_engine ;;
-  status) engine_answers && "$DOCKER" image inspect "$IMAGE" >/dev/null 2>&1 ;;
+  status) engine_answers && tcp_answers && "$DOCKER" image inspect "$IMAGE" >/dev/null 2>&1 ;;
   *) echo "usage: $0 [start|stop|status]" >&2; exit 2 ;;
 esac

@@ -16,10 +16,14 @@ import { connectRpc, refusedUpgrade, type RpcClient } from "./helpers/rpcClient.
 import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
 import { testWorkspaceDatabase } from "../fixtures/testDatabase.js";
 import type { HarnessSettings, JournalEvent } from "../../extension/protocol/rpc.js";
+import { MemoryStorage } from "../../extension/harness/memory/storage.js";
+import { emptyMemory } from "../../extension/harness/memory/schema.js";
 
 let model: ModelServer;
 let serve: ServeProcess;
 let folder: string;
+let dataDir: string;
+let database: string | undefined;
 const clients: RpcClient[] = [];
 
 const settings: HarnessSettings = { models: [], sandbox: { provider: "local", allow_host_commands: false }, workspace_trusted: true };
@@ -51,7 +55,8 @@ before(async () => {
   model = await startModelServer();
   const d = sandboxDirs();
   folder = realpathSync(d.workspace);
-  const database = testWorkspaceDatabase(d.dataDir);
+  dataDir = d.dataDir;
+  database = testWorkspaceDatabase(d.dataDir);
   serve = await startServe([
     "--workspace", `main=${d.workspace}`, "--data-dir", d.dataDir,
     "--model", "scripted", "--base-url", model.url, "--sandbox", "local", ...(database ? ["--database", database] : []),
@@ -177,4 +182,20 @@ test("a run goes on when its client's socket closes; another connection replays 
   assert.equal((end.data as { status: string }).status, "success");
   const state = await b.request("threads/state", { workspaceFolder: folder, threadId: thread.thread_id });
   assert.equal(state.messages.at(-1)?.content, "still going after the laptop slept");
+});
+
+test("memory saved over the socket is the server's: in its data dir, or with --database in that database, where every worker reads it", async () => {
+  const c = await client();
+  await c.request("harness/initialize", { dataDir: "/ignored", settings });
+  const fact = { id: "fact_remote", content: "Deploys on Fridays.", category: "context" as const, confidence: 0.9, createdAt: "2026-12-01T00:00:00.000Z", source: "user", scope: "global" as const };
+  const saved = await c.request("memory/set", { memory: { ...emptyMemory(), facts: [fact] } });
+  // What another process on the same storage reads: another worker, `deerflow memory show --database`.
+  const storage = new MemoryStorage({ dataDir, ...(database ? { database } : {}) });
+  try {
+    assert.deepEqual(storage.document.read().facts.map((f) => f.content), ["Deploys on Fridays."]);
+    assert.equal(storage.document.version(), saved.version);
+  } finally {
+    storage.close();
+  }
+  assert.equal(existsSync(join(dataDir, "memory", "memory.json")), database === undefined, database ? "not in the data dir" : "in the data dir");
 });

@@ -8,6 +8,10 @@
  * - `deerflow memory promote --fact ID` makes a fact global (every workspace's threads get it);
  *   `deerflow memory promote --workspace DIR --section user.workContext` makes a folder's own
  *   section the global one. Promoting is the user's act; extraction never does it (scope.ts).
+ * Each takes `--database URL` (a postgres:// URL) to work on the memory a `deerflow serve
+ * --database URL` keeps in that database instead of the data directory's (memory/storage.ts), so
+ * an operator can look at, clear or promote in a server's memory; `--database sqlite` (or none)
+ * is the data directory's.
  * And what `run`/`approve`/`compact` use: the data directory's memory for one run, drained before
  * the process exits (a one-shot CLI cannot wait out the debounce), with one line on stderr.
  *
@@ -22,13 +26,28 @@ import { HarnessError } from "../errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { runKeys, type KeyFor } from "../models/factory.js";
 import type { ResolvedModel } from "../models/resolvedModel.js";
-import { bumpMemoryGeneration, clearMemory, memoryFile, readMemory, writeMemory } from "../memory/store.js";
 import { MemoryService } from "../memory/service.js";
 import type { MemoryWiring } from "../memory/hooks.js";
-import { MemoryQueue } from "../memory/queue.js";
+import { MemoryStorage } from "../memory/storage.js";
 import { isSectionName, promote, SECTION_NAMES, viewFor } from "../memory/scope.js";
+import { chooseDatabase } from "../store/postgres/config.js";
+import { redactUrl } from "../store/postgres/url.js";
 
-const USAGE = "deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR]";
+const USAGE = "deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR] [--database URL]";
+
+const storageOptions = { "data-dir": { type: "string" }, database: { type: "string" } } as const;
+
+/** The memory a command works on: the data directory's, or with `--database` a Postgres database's. */
+function openStorage(v: { "data-dir"?: string | undefined; database?: string | undefined }, command: string): MemoryStorage {
+  let database;
+  try {
+    database = chooseDatabase(v.database, undefined);
+  } catch (err) {
+    if (err instanceof HarnessError) throw new UsageError(`deerflow memory ${command}: ${redactUrl(err.message)}`);
+    throw err;
+  }
+  return new MemoryStorage({ dataDir: v["data-dir"] ?? defaultDataDir(), ...(database.url ? { database: database.url } : {}) });
+}
 
 export function memoryCommand(argv: string[]): number {
   const [sub, ...rest] = argv;
@@ -48,35 +67,34 @@ function reportInvalid(command: string, err: unknown): number {
 }
 
 function show(argv: string[]): number {
-  const v = parse(argv, { "data-dir": { type: "string" }, workspace: { type: "string" } }, "memory show");
-  const dataDir = v["data-dir"] ?? defaultDataDir();
+  const v = parse(argv, { ...storageOptions, workspace: { type: "string" } }, "memory show");
   const workspace = v.workspace !== undefined ? workspaceArg(v.workspace, "memory show") : undefined;
+  const storage = openStorage(v, "show");
   try {
-    const doc = readMemory(dataDir);
+    const doc = storage.document.read();
     writeJsonLine(workspace ? viewFor(doc, workspace) : doc);
     return 0;
   } catch (err) {
     return reportInvalid("show", err);
+  } finally {
+    storage.close();
   }
 }
 
 function clear(argv: string[]): number {
-  const v = parse(argv, { "data-dir": { type: "string" } }, "memory clear");
-  const dataDir = v["data-dir"] ?? defaultDataDir();
-  const queue = MemoryQueue.open(dataDir);
+  const v = parse(argv, storageOptions, "memory clear");
+  const storage = openStorage(v, "clear");
   try {
-    const dropped = queue.clear();
-    clearMemory(dataDir);
-    process.stderr.write(`deerflow memory clear: cleared ${memoryFile(dataDir)}${dropped > 0 ? ` and ${dropped} queued update(s)` : ""}\n`);
+    const dropped = storage.clear();
+    process.stderr.write(`deerflow memory clear: cleared ${storage.document.location}${dropped > 0 ? ` and ${dropped} queued update(s)` : ""}\n`);
     return 0;
   } finally {
-    queue.close();
+    storage.close();
   }
 }
 
 function promoteCommand(argv: string[]): number {
-  const v = parse(argv, { "data-dir": { type: "string" }, fact: { type: "string" }, workspace: { type: "string" }, section: { type: "string" } }, "memory promote");
-  const dataDir = v["data-dir"] ?? defaultDataDir();
+  const v = parse(argv, { ...storageOptions, fact: { type: "string" }, workspace: { type: "string" }, section: { type: "string" } }, "memory promote");
   if ((v.fact === undefined) === (v.section === undefined)) throw new UsageError(`deerflow memory promote: give --fact ID, or --workspace DIR --section NAME (${USAGE})`);
   let what: Parameters<typeof promote>[1];
   if (v.fact !== undefined) {
@@ -87,23 +105,19 @@ function promoteCommand(argv: string[]): number {
     if (!isSectionName(section)) throw new UsageError(`deerflow memory promote: --section is one of ${SECTION_NAMES.join(", ")}`);
     what = { workspace: workspaceArg(v.workspace, "memory promote"), section };
   }
-  let doc;
+  const storage = openStorage(v, "promote");
   try {
-    doc = readMemory(dataDir);
-  } catch (err) {
-    return reportInvalid("promote", err);
-  }
-  try {
-    writeMemory(dataDir, promote(doc, what));
+    // An explicit user change: threads render their memory snapshot again (DynamicContext).
+    storage.document.update((doc) => promote(doc, what), { userChange: true });
   } catch (err) {
     if (err instanceof HarnessError && err.code === "memory_not_found") {
       process.stderr.write(`deerflow memory promote: ${err.message}\n`);
       return 1;
     }
-    throw err;
+    return reportInvalid("promote", err);
+  } finally {
+    storage.close();
   }
-  // An explicit user change: threads render their memory snapshot again (DynamicContext).
-  bumpMemoryGeneration(dataDir);
   process.stderr.write(`deerflow memory promote: ${"factId" in what ? `fact ${what.factId}` : `${what.section} of ${what.workspace}`} is now given to every workspace\n`);
   return 0;
 }

@@ -7,6 +7,11 @@
  * de-duplication) and pushes its debounce back; attempts start over, since it is new content.
  * Only the holder of the `memory_processor` lease takes entries out (service.ts).
  *
+ * Where it lives: `<dataDir>/memory/memory.db` (SQLite), or with a Postgres URL (`deerflow serve
+ * --database`) the memory tables of that database (store/postgres/memoryMigrations.ts), through
+ * the same synchronous Db seam as every other store: the statements below are written once, in
+ * the SQL both speak; only the processor lease's liveness differs (see `acquire`).
+ *
  * The watermark (`memory_watermarks`, DeerFlow's per-thread watermark made durable): the keys of
  * a thread's messages that were already extracted. An entry holds the thread's conversation so
  * far; what is sent to the model is only the part after the watermark (service.ts), so nothing is
@@ -17,9 +22,12 @@
  */
 import { join } from "node:path";
 import { existsSync, mkdirSync } from "node:fs";
-import { openDatabase } from "../store/db.js";
+import { migrate, openDatabase } from "../store/db.js";
 import type { Db } from "../store/sqlite/types.js";
 import { memoryMigrations } from "../store/migrations/memoryQueue.js";
+import { MEMORY_LEDGER, postgresMemoryMigrations } from "../store/postgres/memoryMigrations.js";
+import { migratePostgres } from "../store/postgres/migrate.js";
+import { isPostgresUrl } from "../store/postgres/url.js";
 import { memoryDir } from "./store.js";
 
 export interface ConversationMessage {
@@ -69,26 +77,48 @@ export function memoryDbFile(dataDir: string): string {
   return join(memoryDir(dataDir), "memory.db");
 }
 
+/** Opens the memory tables of a Postgres database (`postgres://…`), migrated. */
+export function openMemoryDatabase(url: string): Db {
+  return openDatabase(url, { migrations: postgresMemoryMigrations, ledger: MEMORY_LEDGER });
+}
+
 /**
- * A deleted thread's rows in the per-user memory database (store/deleteThread.ts): its queued
- * conversations and its watermark. Nothing to do when the database was never created.
+ * A deleted thread's rows in the user's memory queue (store/deleteThread.ts): its queued
+ * conversations and its watermark, in the data directory's memory database (nothing to do when it
+ * was never created) and, when the workspace store is on Postgres, in that database's memory
+ * tables (where `deerflow serve --database` keeps them). Returns the rows removed.
  */
-export function deleteThreadMemory(dataDir: string, threadId: string): number {
-  if (!existsSync(memoryDbFile(dataDir))) return 0;
-  const queue = MemoryQueue.open(dataDir);
+export function deleteThreadMemory(store: { dataDir: string; db: Db }, threadId: string): number {
+  let removed = 0;
+  if (store.db.dialect === "postgres") removed += MemoryQueue.attach(store.db).deleteThread(threadId);
+  if (!existsSync(memoryDbFile(store.dataDir))) return removed;
+  const queue = MemoryQueue.open(store.dataDir);
   try {
-    return queue.deleteThread(threadId);
+    return removed + queue.deleteThread(threadId);
   } finally {
     queue.close();
   }
 }
 
 export class MemoryQueue {
-  private constructor(readonly db: Db) {}
+  private constructor(
+    readonly db: Db,
+    /** Whether close() closes the connection: not when it is borrowed (attach). */
+    private readonly owned: boolean,
+  ) {}
 
-  static open(dataDir: string): MemoryQueue {
+  /** The data directory's queue, or with `database` (a Postgres URL) that database's. */
+  static open(dataDir: string, database?: string): MemoryQueue {
+    if (database !== undefined && isPostgresUrl(database)) return new MemoryQueue(openMemoryDatabase(database), true);
     mkdirSync(memoryDir(dataDir), { recursive: true, mode: 0o700 });
-    return new MemoryQueue(openDatabase(memoryDbFile(dataDir), { migrations: memoryMigrations }));
+    return new MemoryQueue(openDatabase(memoryDbFile(dataDir), { migrations: memoryMigrations }), true);
+  }
+
+  /** The queue on a connection another owner opened and closes (the memory document's, a workspace store's on Postgres); its schema brought up to date. */
+  static attach(db: Db): MemoryQueue {
+    if (db.dialect === "postgres") migratePostgres(db, postgresMemoryMigrations, { ledger: MEMORY_LEDGER });
+    else migrate(db, memoryMigrations);
+    return new MemoryQueue(db, false);
   }
 
   enqueue(req: EnqueueRequest, now = Date.now()): void {
@@ -192,22 +222,46 @@ export class MemoryQueue {
   }
 
   /**
-   * The processor lease: only its holder reads-modifies-writes memory.json. Taken when free,
-   * expired, already ours, or held by a process of this machine that no longer exists (a CLI
-   * killed mid-extraction: the data directory is this user's, on this machine); held for `ttlMs`.
-   * Owners are `<pid>:<uuid>`.
+   * The processor lease: only its holder reads-modifies-writes the memory document. Taken when
+   * free, expired, already ours, or held by a process that no longer exists; held for `ttlMs`.
+   * Owners are `<pid>:<uuid>`. One IMMEDIATE transaction (on Postgres the database-wide write
+   * lock, store/postgres/syncPg.ts): of two processes asking at once, exactly one gets it.
+   *
+   * "No longer exists": on SQLite, a process of this machine that is gone (a CLI killed
+   * mid-extraction: the data directory is this user's, on this machine). On Postgres the holder
+   * may run on another machine, so its pid says nothing here: the row records the holder's
+   * connection (`pg_backend_pid()`), and a holder whose connection is gone from pg_stat_activity
+   * (its process was killed, the server dropped it) is not waited for. A holder whose driver
+   * reconnected meanwhile looks gone too: it loses the lease, and its next `acquire` (the renewal
+   * before every entry, and the check before its write, service.ts) says so.
    */
   acquire(owner: string, ttlMs: number, now = Date.now()): boolean {
     return this.db.transaction("immediate", () => {
       const row = this.holder();
       if (row && row.owner !== owner && row.expires_at > now) return false;
-      this.db.prepare("INSERT INTO memory_processor (id, owner, expires_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at").run(owner, now + ttlMs);
+      if (this.db.dialect === "postgres") {
+        this.db
+          .prepare(
+            `INSERT INTO memory_processor (id, owner, expires_at, backend_pid) VALUES (1, ?, ?, pg_backend_pid())
+             ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at, backend_pid = excluded.backend_pid`,
+          )
+          .run(owner, now + ttlMs);
+      } else {
+        this.db.prepare("INSERT INTO memory_processor (id, owner, expires_at) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at").run(owner, now + ttlMs);
+      }
       return true;
     });
   }
 
   /** Who holds the processor lease, and until when; undefined when nobody, or a process that no longer exists. */
   holder(): { owner: string; expires_at: number } | undefined {
+    if (this.db.dialect === "postgres") {
+      return this.db
+        .prepare<[], { owner: string; expires_at: number }>(
+          "SELECT owner, expires_at FROM memory_processor p WHERE id = 1 AND EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = p.backend_pid)",
+        )
+        .get();
+    }
     const row = this.db.prepare<[], { owner: string; expires_at: number }>("SELECT owner, expires_at FROM memory_processor WHERE id = 1").get();
     return row && processAlive(row.owner) ? row : undefined;
   }
@@ -217,7 +271,7 @@ export class MemoryQueue {
   }
 
   close(): void {
-    this.db.close();
+    if (this.owned) this.db.close();
   }
 }
 

@@ -2,6 +2,8 @@
  * Long-term memory for one data directory (one user): the document (store.ts), the durable
  * update queue (queue.ts), extraction (extract.ts) and what a thread's first request is given
  * (render.ts). One per process: the CLI opens it for a run, the harness server for its life.
+ * Where the document and the queue live (the data directory, or a Postgres database that several
+ * `deerflow serve` processes share) is storage.ts's choice, from `database`; nothing here differs.
  *
  * Who calls what:
  * - a run is lent the memory of its workspace (`forWorkspace`, WorkspaceMemory below): what it
@@ -20,14 +22,23 @@
  * An extraction that fails (the model errs, answers nonsense, or the memory file is broken) is
  * logged, never fails a run, and the entry is retried later: after a back-off in the server, at
  * the next process in the CLI, at most MAX_ATTEMPTS times.
+ *
+ * One processor at a time, across processes: the processor lease (queue.ts). Its holder reads the
+ * due entries after taking it (what another processor finished meanwhile is gone), renews it
+ * while it works, and checks it once more in the same write as the document update, so a holder
+ * that lost it while its model answered (paused past the lease, or on Postgres a replaced
+ * connection) writes nothing: the new holder does the entry. Why a lease and not a row claim per
+ * entry: every extraction rewrites the same document, a thread's entries must be extracted in
+ * order (a flush before its conversation), and a model call cannot sit inside a transaction.
  */
 import { randomUUID } from "node:crypto";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { createChatModel, resolveModel } from "../models/factory.js";
 import type { ResolvedModel } from "../models/resolvedModel.js";
 import { errorMessage } from "../errors.js";
-import { MemoryQueue, type ConversationMessage, type QueueEntry } from "./queue.js";
-import { memoryGeneration, readMemory, writeMemory } from "./store.js";
+import type { MemoryQueue, ConversationMessage, QueueEntry } from "./queue.js";
+import type { MemoryDocumentStore } from "./store.js";
+import { MemoryStorage } from "./storage.js";
 import { applyUpdate, changedAnything, extractUpdate, type MemoryChange } from "./extract.js";
 import { estimateTokens, memoryReminder, renderMemory, type TokenCounter } from "./render.js";
 import { viewFor } from "./scope.js";
@@ -51,6 +62,8 @@ export interface MemoryLog {
 
 export interface MemoryServiceOptions {
   dataDir: string;
+  /** A postgres:// URL (`deerflow serve --database`): the queue and the document live there (storage.ts); otherwise in `dataDir`. */
+  database?: string;
   /** Read at each use: the server's settings may change. */
   config: () => HarnessConfig;
   /** The key for the extraction model, held by the entry point (the CLI's run key, the host's SecretStorage keys); undefined → environment. */
@@ -81,6 +94,9 @@ export interface ProcessResult {
   busy: boolean;
 }
 
+/** One entry's extraction: its update stored (and the facts its workspace now sees), nothing new to send, or the lease lost to another processor. */
+type Extracted = { kind: "stored"; facts: number } | { kind: "nothing_new" } | { kind: "lease_lost" };
+
 /** What a run gives its memory hooks: which model the conversation's run used. */
 export interface MemoryRunModel {
   name: string;
@@ -88,7 +104,7 @@ export interface MemoryRunModel {
 }
 
 export class MemoryService {
-  private queueValue: MemoryQueue | undefined;
+  private storageValue: MemoryStorage | undefined;
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private scheduleFailures = 0;
@@ -107,9 +123,18 @@ export class MemoryService {
     return this.o.config().memory;
   }
 
+  private get storage(): MemoryStorage {
+    this.storageValue ??= new MemoryStorage({ dataDir: this.o.dataDir, ...(this.o.database !== undefined ? { database: this.o.database } : {}) });
+    return this.storageValue;
+  }
+
   private get queue(): MemoryQueue {
-    this.queueValue ??= MemoryQueue.open(this.o.dataDir);
-    return this.queueValue;
+    return this.storage.queue;
+  }
+
+  /** The memory document (memory/get, memory/set, promote): the data directory's file or the database's row. */
+  get document(): MemoryDocumentStore {
+    return this.storage.document;
   }
 
   /** What one run in `workspace` (a real path) is lent: see WorkspaceMemory. */
@@ -124,7 +149,7 @@ export class MemoryService {
    */
   injection(workspace: string | undefined, counter?: TokenCounter): string {
     try {
-      const body = renderMemory(viewFor(readMemory(this.o.dataDir), workspace), this.settings.max_injection_tokens, counter ?? this.o.counter ?? estimateTokens);
+      const body = renderMemory(viewFor(this.document.read(), workspace), this.settings.max_injection_tokens, counter ?? this.o.counter ?? estimateTokens);
       return body ? memoryReminder(body) : "";
     } catch (err) {
       this.o.log.warn(`memory: not injected: ${errorMessage(err)}`);
@@ -134,7 +159,7 @@ export class MemoryService {
 
   /** The memory's generation (store.ts): changes on an explicit user change only. */
   generation(): string {
-    return memoryGeneration(this.o.dataDir);
+    return this.document.generation();
   }
 
   /**
@@ -224,12 +249,18 @@ export class MemoryService {
     const signal = opts.signal ? AbortSignal.any([opts.signal, this.stopping.signal]) : this.stopping.signal;
     const result: ProcessResult = { processed: 0, failed: 0, facts: 0, remaining: 0, busy: false };
     const queue = this.queue;
-    const entries = queue.due(MAX_ATTEMPTS, opts.all ? undefined : Date.now());
-    if (entries.length > 0 && !queue.acquire(this.owner, LEASE_MS)) {
+    const dueNow = () => queue.due(MAX_ATTEMPTS, opts.all ? undefined : Date.now());
+    if (dueNow().length === 0) {
+      result.remaining = queue.count();
+      return result;
+    }
+    if (!queue.acquire(this.owner, LEASE_MS)) {
       result.busy = true;
       result.remaining = queue.count();
       return result;
     }
+    // Read again under the lease: an entry the previous holder finished meanwhile is gone.
+    const entries = dueNow();
     const renewLease = () => {
       try {
         queue.acquire(this.owner, LEASE_MS);
@@ -237,18 +268,25 @@ export class MemoryService {
         /* the next entry's acquire says so */
       }
     };
-    const renew = entries.length > 0 ? setInterval(renewLease, LEASE_RENEW_MS) : undefined;
-    renew?.unref?.();
+    const renew = setInterval(renewLease, LEASE_RENEW_MS);
+    renew.unref?.();
     try {
       for (const entry of entries) {
         if (signal.aborted || this.closed) break;
-        if (!queue.acquire(this.owner, LEASE_MS)) break;
+        if (!queue.acquire(this.owner, LEASE_MS)) {
+          result.busy = true;
+          break;
+        }
         try {
-          const stored = await this.extract(entry, signal);
-          queue.complete(entry);
-          if (stored !== undefined) {
+          const done = await this.extract(entry, signal);
+          if (done.kind === "lease_lost") {
+            this.o.log.warn(`memory: another process took over the memory update; thread ${entry.thread_id}'s extraction is left to it`);
+            result.busy = true;
+            break;
+          }
+          if (done.kind === "stored") {
             result.processed++;
-            result.facts = stored;
+            result.facts = done.facts;
           }
         } catch (err) {
           result.failed++;
@@ -258,8 +296,8 @@ export class MemoryService {
         }
       }
     } finally {
-      if (renew) clearInterval(renew);
-      if (entries.length > 0) queue.release(this.owner);
+      clearInterval(renew);
+      queue.release(this.owner);
     }
     result.remaining = queue.count();
     return result;
@@ -267,14 +305,18 @@ export class MemoryService {
 
   /**
    * One entry: the memory as its workspace sees it, the model's update for the messages after
-   * the thread's watermark, the scrubbed result written, the watermark moved on. Returns the
-   * number of facts the workspace sees, or undefined when nothing was new (no model call).
+   * the thread's watermark, the scrubbed result written, the watermark moved on and the entry
+   * completed — the last three in one write (one transaction on Postgres), after checking the
+   * lease is still this process's.
    */
-  private async extract(entry: QueueEntry, signal?: AbortSignal): Promise<number | undefined> {
+  private async extract(entry: QueueEntry, signal?: AbortSignal): Promise<Extracted> {
     // The watermark may have moved since the entry was queued (an older entry of the thread was
     // extracted meanwhile): only what is still new is sent.
     const feed = this.afterWatermark(entry.thread_id, entry.messages);
-    if (feed.length === 0) return undefined;
+    if (feed.length === 0) {
+      this.queue.complete(entry);
+      return { kind: "nothing_new" };
+    }
     const config = this.o.config();
     const configured = this.settings.model_name;
     const resolved = configured
@@ -282,27 +324,46 @@ export class MemoryService {
       : resolveModel(config, { name: entry.model, ...(entry.base_url ? { baseURL: entry.base_url } : {}) });
     const apiKey = this.o.apiKeyFor?.(resolved);
     const model = createChatModel(resolved, { ...(apiKey ? { apiKey } : {}), thinkingEnabled: false, timeoutMs: 120_000 });
-    // A broken file throws here and stays as it is.
-    const update = await extractUpdate(model, viewFor(readMemory(this.o.dataDir), entry.workspace), feed, signal);
-    // Forgotten meanwhile (memory clear drops the queue, a thread delete its rows): its
-    // conversation must not come back.
-    if (!this.queue.holds(entry)) return viewFor(readMemory(this.o.dataDir), entry.workspace).facts.length;
-    if (update.malformed > 0) this.o.log.info(`memory: ${update.malformed} malformed entr${update.malformed === 1 ? "y" : "ies"} of the model's answer for thread ${entry.thread_id} left out; the rest is applied`);
+    // A broken document throws here and stays as it is.
+    const update = await extractUpdate(model, viewFor(this.document.read(), entry.workspace), feed, signal);
     // Applied to the memory as it is now, with no await between read and write: an edit saved
     // (memory/set) while the model answered is kept.
     const limits = { maxFacts: this.settings.max_facts, confidenceThreshold: this.settings.fact_confidence_threshold };
-    const { doc, change } = applyUpdate(readMemory(this.o.dataDir), update, { source: entry.thread_id, workspace: entry.workspace }, new Date(), limits);
-    const stored = writeMemory(this.o.dataDir, doc);
-    this.queue.advanceWatermark(entry);
-    for (const d of change.dropped) this.o.log.warn(`memory: not stored (${d.reason}), from thread ${entry.thread_id}: ${JSON.stringify(d.text)}`);
+    let change: MemoryChange | undefined;
+    let leaseLost = false;
+    const stored = this.document.update(
+      (current) => {
+        // Forgotten meanwhile (memory clear drops the queue, a thread delete its rows): its
+        // conversation must not come back.
+        if (!this.queue.holds(entry)) return undefined;
+        if (!this.queue.acquire(this.owner, LEASE_MS)) {
+          leaseLost = true;
+          return undefined;
+        }
+        const applied = applyUpdate(current, update, { source: entry.thread_id, workspace: entry.workspace }, new Date(), limits);
+        change = applied.change;
+        return applied.doc;
+      },
+      {
+        then: () => {
+          this.queue.advanceWatermark(entry);
+          this.queue.complete(entry);
+        },
+      },
+    );
+    if (leaseLost) return { kind: "lease_lost" };
     const facts = viewFor(stored, entry.workspace).facts.length;
-    if (changedAnything(change)) this.o.onChanged?.({ ...change, threadId: entry.thread_id, workspace: entry.workspace, facts });
-    return facts;
+    if (change) {
+      if (update.malformed > 0) this.o.log.info(`memory: ${update.malformed} malformed entr${update.malformed === 1 ? "y" : "ies"} of the model's answer for thread ${entry.thread_id} left out; the rest is applied`);
+      for (const d of change.dropped) this.o.log.warn(`memory: not stored (${d.reason}), from thread ${entry.thread_id}: ${JSON.stringify(d.text)}`);
+      if (changedAnything(change)) this.o.onChanged?.({ ...change, threadId: entry.thread_id, workspace: entry.workspace, facts });
+    }
+    return { kind: "stored", facts };
   }
 
-  /** Forget everything waiting (memory clear; its turns count as seen, queue.ts). */
-  clearQueue(): number {
-    return this.queue.clear();
+  /** Forget everything: the queue (its turns count as seen) and the document (storage.ts). Returns the entries dropped. */
+  clear(): number {
+    return this.storage.clear();
   }
 
   queued(): number {
@@ -315,8 +376,8 @@ export class MemoryService {
     if (this.timer) clearTimeout(this.timer);
     this.stopping.abort();
     await this.running;
-    this.queueValue?.close();
-    this.queueValue = undefined;
+    this.storageValue?.close();
+    this.storageValue = undefined;
   }
 }
 

@@ -1,20 +1,24 @@
 /**
- * The memory document on disk: `<dataDir>/memory/memory.json`, one per user (the data directory
- * is the user's: the CLI's `--data-dir`, the extension's global storage), never in a workspace,
- * which the sandbox can read and write.
+ * The memory document's rules, and its home in a data directory: `<dataDir>/memory/memory.json`,
+ * one per user (the data directory is the user's: the CLI's `--data-dir`, the extension's global
+ * storage), never in a workspace, which the sandbox can read and write. On Postgres (`deerflow
+ * serve --database`) the document is a row instead (pgDocument.ts), behind the same
+ * MemoryDocumentStore; storage.ts picks one.
  *
  * Rules this module owns (every entry point — extraction, `memory/set`, `memory clear`, the
- * injection — goes through it):
- * - every read is validated (schema.ts); a file that is not valid JSON or not memory-shaped is a
- *   `memory_invalid` error naming the file and what is wrong, and is never rewritten: an update
- *   that would start from it is refused, so a hand edit gone wrong loses nothing;
+ * injection — goes through it, whichever store holds the document):
+ * - every read is validated (schema.ts); a document that is not valid JSON or not memory-shaped
+ *   is a `memory_invalid` error naming where it is and what is wrong, and is never rewritten: an
+ *   update that would start from it is refused, so a hand edit gone wrong loses nothing;
  * - every write is scrubbed of secret-looking values with the trust module's scrubber
- *   (sandbox/trust/secrets.ts), then validated, then written atomically (temp file + rename), so
- *   a crash leaves the old or the new document, never half of one;
- * - a file from before scopes (issue 21; DeerFlow's own shape) is read as it is: its facts are
- *   global, as they were, except an extracted one that reads as an instruction or permission
- *   (gate.ts), which is not carried over (it may have been planted, and was injected everywhere).
- *   The file itself changes at the next write.
+ *   (sandbox/trust/secrets.ts), then validated (`cleanForWrite`), then written atomically (here:
+ *   temp file + rename, so a crash leaves the old or the new document, never half of one);
+ * - a document from before scopes (issue 21; DeerFlow's own shape) is read as it is (`parseStored`):
+ *   its facts are global, as they were, except an extracted one that reads as an instruction or
+ *   permission (gate.ts), which is not carried over (it may have been planted, and was injected
+ *   everywhere). What is stored changes at the next write;
+ * - the version (what the editor shows as the document's mtime) and the generation (changed by an
+ *   explicit user change only) below.
  */
 import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -39,6 +43,82 @@ export function parseMemory(raw: unknown, source: string): MemoryDoc {
   return parsed.data;
 }
 
+/**
+ * Where the memory document lives: this data directory's memory.json (FileMemoryDocument), or a
+ * Postgres database's row (pgDocument.ts). storage.ts chooses; memory/service.ts, the harness
+ * server and the CLI use only this.
+ */
+export interface MemoryDocumentStore {
+  /** Where it is, for messages: the file, or the database (without its password). */
+  readonly location: string;
+  /** The stored memory, validated; an empty document when none was written yet. */
+  read(): MemoryDoc;
+  /** Which version is stored (the editor's mtime, see memoryVersion); 0 before the first write. */
+  version(): number;
+  /** The generation (see memoryGeneration); "0" before the first explicit user change. */
+  generation(): string;
+  /** A whole document from the user (memory/set, clear): scrubbed, validated, stored; a new generation. */
+  replace(doc: MemoryDoc): MemoryDoc;
+  /**
+   * Read-modify-write: `change` is given the stored document and returns the next one (undefined:
+   * nothing to write). `change` and `then` (run after the write) are synchronous, so nothing of
+   * this process runs in between; on Postgres they run in one transaction under the database's
+   * write lock, so no other process's write lands in between either. `userChange`: an explicit
+   * user change (a new generation). Returns what is stored.
+   */
+  update(change: (doc: MemoryDoc) => MemoryDoc | undefined, o?: { userChange?: boolean; then?: (stored: MemoryDoc) => void }): MemoryDoc;
+}
+
+/**
+ * The data directory's memory.json. Its read-modify-write has no lock of its own: only the
+ * processor lease's holder extracts (queue.ts), and the other writers are the user's own commands.
+ */
+export class FileMemoryDocument implements MemoryDocumentStore {
+  constructor(readonly dataDir: string) {}
+
+  get location(): string {
+    return memoryFile(this.dataDir);
+  }
+
+  read(): MemoryDoc {
+    return readMemory(this.dataDir);
+  }
+
+  version(): number {
+    return memoryVersion(this.dataDir);
+  }
+
+  generation(): string {
+    return memoryGeneration(this.dataDir);
+  }
+
+  replace(doc: MemoryDoc): MemoryDoc {
+    const stored = writeMemory(this.dataDir, doc);
+    bumpMemoryGeneration(this.dataDir);
+    return stored;
+  }
+
+  update(change: (doc: MemoryDoc) => MemoryDoc | undefined, o: { userChange?: boolean; then?: (stored: MemoryDoc) => void } = {}): MemoryDoc {
+    const current = readMemory(this.dataDir);
+    const next = change(current);
+    if (next === undefined) return current;
+    const stored = writeMemory(this.dataDir, next);
+    if (o.userChange) bumpMemoryGeneration(this.dataDir);
+    o.then?.(stored);
+    return stored;
+  }
+}
+
+/** A stored document's parsed JSON, from any store: a pre-scope one's planted instructions left out (see the header), then validated. */
+export function parseStored(raw: unknown, source: string): MemoryDoc {
+  return parseMemory(withoutLegacyInstructions(raw), source);
+}
+
+/** What any store writes: scrubbed of secret-looking values, then validated. */
+export function cleanForWrite(doc: MemoryDoc): MemoryDoc {
+  return parseMemory(scrubSecrets(doc), "the update");
+}
+
 /** The stored memory; an empty document when none was written yet. */
 export function readMemory(dataDir: string): MemoryDoc {
   const file = memoryFile(dataDir);
@@ -49,7 +129,7 @@ export function readMemory(dataDir: string): MemoryDoc {
   } catch (err) {
     throw new HarnessError("memory_invalid", `The memory file ${file} is not valid JSON (${errorMessage(err)}). Fix it or run "deerflow memory clear"; it is left as it is.`);
   }
-  return parseMemory(withoutLegacyInstructions(raw), file);
+  return parseStored(raw, file);
 }
 
 /**
@@ -69,7 +149,7 @@ function withoutLegacyInstructions(raw: unknown): unknown {
 
 /** Scrubbed, validated, written atomically. Returns what was stored. */
 export function writeMemory(dataDir: string, doc: MemoryDoc): MemoryDoc {
-  const clean = parseMemory(scrubSecrets(doc), "the update");
+  const clean = cleanForWrite(doc);
   mkdirSync(memoryDir(dataDir), { recursive: true, mode: 0o700 });
   const file = memoryFile(dataDir);
   const tmp = `${file}.${randomUUID()}.tmp`;
@@ -94,13 +174,6 @@ export function memoryVersion(dataDir: string): number {
   } catch {
     return 0;
   }
-}
-
-/** Forget everything: an empty document replaces whatever was there, broken or not. A new generation. */
-export function clearMemory(dataDir: string): MemoryDoc {
-  const doc = writeMemory(dataDir, emptyMemory());
-  bumpMemoryGeneration(dataDir);
-  return doc;
 }
 
 /**

@@ -15,6 +15,7 @@ import type { SandboxProvider } from "../sandbox/provider.js";
 import type { LeadAgent } from "../agent/leadAgent.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { toWireChunk, toWireMessage, wireValue } from "./wire.js";
+import { MessagesDeltas } from "./valuesDelta.js";
 import { randomUUID } from "node:crypto";
 import { errorMessage } from "../errors.js";
 import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
@@ -106,6 +107,8 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
     // Inside the try: a decision the checkpoint no longer matches ends this run `error` with the
     // reason, and the worker still re-reads what the thread waits on (its mirror stays true).
     const { input, configurable } = await turnInput(req, human, config, emit);
+    // `values` events carry the message list's change, not the list (./valuesDelta.ts).
+    const messageDeltas = new MessagesDeltas(compaction ? (startedAfter ?? null) : undefined, new Set(input.messages as unknown[]));
     const stream = await agent.graph.stream(
       input,
       { ...config, configurable, streamMode: ["values", "updates", "messages", "custom"] as const },
@@ -143,9 +146,12 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
           else lastSummary = business.summary_text;
           const data = { ...(wireValue(business) as Record<string, unknown>), message_count: messages?.length ?? 0 };
           const text = JSON.stringify(data);
-          if (text !== lastValues) {
+          // A message replaced by id changes neither the count nor the channels, but it is a change.
+          const messagesDelta = messageDeltas.delta(messages ?? []);
+          if (text !== lastValues || messagesDelta) {
             lastValues = text;
-            emitInOrder({ ...base, event: "values", data });
+            messageDeltas.journaled(messages ?? []);
+            emitInOrder({ ...base, event: "values", data: { ...data, messages_delta: messagesDelta ?? { keep: messages?.length ?? 0, add: [] } } });
           }
           break;
         }

@@ -185,7 +185,7 @@ export function createApp(o: ServeOptions): Hono {
     return streamSSE(c, async (s) => {
       const abort = new AbortController();
       s.onAbort(() => abort.abort());
-      await streamRun(s, ws.manager, run, { afterSeq, include: modesFilter(streamMode), signal: abort.signal });
+      await streamRun(s, ws.manager, run, { afterSeq, include: modesFilter(streamMode), signal: abort.signal, checkpointer: ws.store.checkpointer });
     });
   };
 

@@ -94,7 +94,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     folders,
     ...(database.url ? { database: database.url } : {}),
   });
-  const memory = new ServerMemory(session, logger, { notify: (p) => hub.broadcast("memory/changed", p), hostPathOf: (folder) => folder });
+  // On Postgres memory lives in the database too (memory/storage.ts): every worker shares one.
+  const memory = new ServerMemory(session, logger, { notify: (p) => hub.broadcast("memory/changed", p), hostPathOf: (folder) => folder, ...(database.url ? { database: database.url } : {}) });
   const runs = new Runs(session, harness, logger, (p) => hub.ended(p), memory, {
     ...(v.model ? { model: v.model } : {}),
     ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),

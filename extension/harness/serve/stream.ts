@@ -4,11 +4,18 @@
  * process's (a second `deerflow serve` on the same Postgres) are read on every wake-up of
  * waitForEnd, which also bounds the wait by the lease. Delivery is by seq: nothing is sent twice,
  * nothing is skipped. `id:` is the seq, so a client that reconnects resumes where it was.
+ *
+ * A `values` event is sent as LangGraph sends it, the full thread state after the step
+ * (./runValues.ts); only a stream that asked for `values` builds it, so a stream of messages or
+ * updates never reads a checkpoint.
  */
 import type { SSEStreamingApi } from "hono/streaming";
 import type { RunManager } from "../runs/manager.js";
 import type { RunRecord } from "../store/runs.js";
 import type { StoredEvent } from "../store/events.js";
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import { RunValues } from "./runValues.js";
+import { HarnessError, errorMessage } from "../errors.js";
 
 /** The journal's event names that LangGraph's `stream_mode` selects; metadata, error and end always go. */
 const MODE_OF: Record<string, string> = { values: "values", updates: "updates", messages: "messages", custom: "custom" };
@@ -25,8 +32,9 @@ export async function streamRun(
   sse: SSEStreamingApi,
   manager: RunManager,
   run: RunRecord,
-  opts: { afterSeq: number; include: (event: string) => boolean; signal: AbortSignal },
+  opts: { afterSeq: number; include: (event: string) => boolean; signal: AbortSignal; checkpointer: BaseCheckpointSaver },
 ): Promise<void> {
+  const values = opts.include("values") ? new RunValues(opts.checkpointer, manager.journal.events, run.thread_id, run.run_id, opts.afterSeq) : undefined;
   let last = opts.afterSeq;
   const queue: StoredEvent[] = [];
   let wake: (() => void) | undefined;
@@ -55,7 +63,20 @@ export async function streamRun(
     for (;;) {
       while (queue.length > 0) {
         const e = queue.shift()!;
-        if (opts.include(e.event)) await sse.writeSSE({ id: String(e.seq), event: e.event, data: JSON.stringify(e.data) });
+        if (opts.include(e.event)) {
+          let data: unknown = e.data;
+          if (e.event === "values" && values) {
+            try {
+              data = await values.of(e);
+            } catch (err) {
+              // The stream cannot say the state any more: it says so and ends, as LangGraph's does.
+              const code = err instanceof HarnessError ? err.code : "internal";
+              await sse.writeSSE({ event: "error", data: JSON.stringify({ error: code, message: errorMessage(err) }) });
+              return;
+            }
+          }
+          await sse.writeSSE({ id: String(e.seq), event: e.event, data: JSON.stringify(data) });
+        }
         if (e.event === "end") return;
       }
       if (ended || opts.signal.aborted) return;

@@ -5,6 +5,7 @@
 import type { CheckpointTuple } from "@langchain/langgraph-checkpoint";
 import type { ThreadRecord } from "../store/threads.js";
 import type { RunRecord } from "../store/runs.js";
+import type { WireMessage } from "../../protocol/events.js";
 import { stateValuesOf } from "../threads/threadStateView.js";
 
 const iso = (ms: number | null | undefined) => new Date(ms ?? 0).toISOString();
@@ -52,4 +53,12 @@ export function stateView(threadId: string, tuple: CheckpointTuple | undefined):
     metadata: tuple?.metadata ?? {},
     created_at: tuple?.checkpoint.ts ?? null,
   };
+}
+
+/**
+ * A `values` event's payload: the thread's full state after that step, with the same keys and
+ * defaults as stateView's `values` (the channels come already in wire form from the journal).
+ */
+export function valuesView(channels: Record<string, unknown>, messages: readonly WireMessage[]): Record<string, unknown> {
+  return { ...stateValuesOf({ ...channels, messages: [] }), messages };
 }

@@ -17,6 +17,8 @@
  * - `memory/set` takes a whole document, validated (a broken one is refused with zod's issues and
  *   nothing changes) and scrubbed, like every write (memory/store.ts). `memory/promote` is the
  *   user making one fact or one folder's section global.
+ * - `database` (a postgres:// URL: `deerflow serve --database`): the memory lives in that
+ *   database (memory/storage.ts), shared by every serve process on it, instead of the data dir.
  */
 import { realpathSync } from "node:fs";
 import type { HarnessToHost, RequestParams, RequestResult } from "../../protocol/rpc.js";
@@ -25,13 +27,15 @@ import { runKeys } from "../models/factory.js";
 import { memoryRunHooks, type MemoryWiring } from "../memory/hooks.js";
 import type { MemoryRunModel } from "../memory/service.js";
 import type { BaseMessage } from "@langchain/core/messages";
-import { bumpMemoryGeneration, clearMemory, memoryVersion, parseMemory, readMemory, writeMemory } from "../memory/store.js";
-import { promote } from "../memory/scope.js";
+import { parseMemory } from "../memory/store.js";
+import { promote, type Promotion } from "../memory/scope.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 
 export interface ServerMemoryOptions {
+  /** A postgres:// URL: memory (queue and document) in that database; otherwise the data directory's. */
+  database?: string;
   /** `memory/changed` to the host. */
   notify?: (p: HarnessToHost["memory/changed"]) => void;
   /** The host's own path for a folder's real path (what its notifications are matched on), when the folder is open here. */
@@ -52,6 +56,7 @@ export class ServerMemory {
       const session = this.session;
       this.serviceValue = new MemoryService({
         dataDir: session.dataDir,
+        ...(this.o.database !== undefined ? { database: this.o.database } : {}),
         config: () => withDebounceOverride(session.config),
         // Never the host's key for an ad-hoc endpoint (an entry a CLI `run --base-url` queued).
         // runKeys' rule with no run key: the key held for the model's own api_key_env, none for an ad-hoc endpoint.
@@ -96,28 +101,34 @@ export class ServerMemory {
   }
 
   get(): RequestResult<"memory/get"> {
-    return { memory: readMemory(this.session.dataDir), queued: this.service.queued(), version: memoryVersion(this.session.dataDir) };
+    const document = this.service.document;
+    return { memory: document.read(), queued: this.service.queued(), version: document.version() };
   }
 
   set(p: RequestParams<"memory/set">): RequestResult<"memory/set"> {
     // Validated before anything is written: a broken document is refused and loses nothing.
     const doc = parseMemory(p.memory, "the submitted document");
-    const memory = writeMemory(this.session.dataDir, doc);
-    // An explicit user change: threads render their memory snapshot again (DynamicContext).
-    bumpMemoryGeneration(this.session.dataDir);
-    return { memory, version: memoryVersion(this.session.dataDir) };
+    const document = this.service.document;
+    // An explicit user change: a new generation, so threads render their memory snapshot again (DynamicContext).
+    const memory = document.replace(doc);
+    return { memory, version: document.version() };
   }
 
   promote(p: RequestParams<"memory/promote">): RequestResult<"memory/promote"> {
-    const doc = readMemory(this.session.dataDir);
-    // A folder is named in the document by its real path; the host may name it by its own.
-    const folder = (w: string): string => (doc.workspaces[w] ? w : realOrSelf(w));
-    const what = p.factId !== undefined ? { factId: p.factId } : { workspace: folder(p.workspace), section: p.section };
-    const memory = writeMemory(this.session.dataDir, promote(doc, what));
-    // An explicit user change: threads render their memory snapshot again (DynamicContext).
-    bumpMemoryGeneration(this.session.dataDir);
-    this.log.info(`memory: ${"factId" in what ? `fact ${what.factId}` : `${what.section} of ${what.workspace}`} promoted to every workspace.`);
-    return { memory, version: memoryVersion(this.session.dataDir) };
+    const document = this.service.document;
+    let what: Promotion | undefined;
+    const memory = document.update(
+      (doc) => {
+        // A folder is named in the document by its real path; the host may name it by its own.
+        const folder = (w: string): string => (doc.workspaces[w] ? w : realOrSelf(w));
+        what = p.factId !== undefined ? { factId: p.factId } : { workspace: folder(p.workspace), section: p.section };
+        return promote(doc, what);
+      },
+      // An explicit user change: threads render their memory snapshot again (DynamicContext).
+      { userChange: true },
+    );
+    if (what) this.log.info(`memory: ${"factId" in what ? `fact ${what.factId}` : `${what.section} of ${what.workspace}`} promoted to every workspace.`);
+    return { memory, version: document.version() };
   }
 
   private changed(n: MemoryChangeNotice): void {
@@ -133,8 +144,7 @@ export class ServerMemory {
   }
 
   clear(): RequestResult<"memory/clear"> {
-    const dropped = this.service.clearQueue();
-    clearMemory(this.session.dataDir);
+    const dropped = this.service.clear();
     this.log.info(`memory: cleared${dropped > 0 ? ` (and ${dropped} queued update(s))` : ""}.`);
     return null;
   }

@@ -31,8 +31,9 @@ const BUSY_TIMEOUT_MS = 5000;
  * Opens (creating if needed) a database file and brings its schema up to date.
  * `:memory:` works too (tests), but WAL then silently stays "memory".
  */
-export function openDatabase(file: string, options: { migrations?: readonly Migration[] } = {}): Db {
-  if (isPostgresUrl(file)) return openPostgres(file, options.migrations ?? postgresMigrations);
+export function openDatabase(file: string, options: { migrations?: readonly Migration[]; ledger?: string } = {}): Db {
+  // `ledger`: Postgres only, the table that versions `migrations` (postgres/migrate.ts).
+  if (isPostgresUrl(file)) return openPostgres(file, options.migrations ?? postgresMigrations, options.ledger);
   // No driver for this runtime: storageDriver() throws "storage_unavailable" with what to do.
   const driver = storageDriver();
   let db: Db;
@@ -70,10 +71,10 @@ export function openDatabase(file: string, options: { migrations?: readonly Migr
  * A Postgres database (`postgres://…`, issue 26): the synchronous driver (postgres/syncPg.ts)
  * and Postgres' own schema list. The URL's credentials never reach an error message.
  */
-function openPostgres(url: string, list: readonly Migration[]): Db {
+function openPostgres(url: string, list: readonly Migration[], ledger?: string): Db {
   const db = PostgresDb.open(url);
   try {
-    migratePostgres(db, list);
+    migratePostgres(db, list, ledger ? { ledger } : {});
     return db;
   } catch (err) {
     db.close();

@@ -117,7 +117,7 @@ export async function deleteThread(store: WorkspaceStore, threadId: string): Pro
   const { db, workspaceFolder } = store;
   // Refused (not found, busy) before anything changes, the memory rows included.
   checkDeletable(statements(db), workspaceFolder, threadId);
-  deleteThreadMemory(store.dataDir, threadId);
+  deleteThreadMemory(store, threadId);
   // Gone from the file's bytes too: every connection runs with secure_delete on (db.ts), which
   // zeroes the deleted cells, but SQLite's page rebalancing can leave copies of a moved cell in a
   // page's unused area (seen once a thread's events spanned many pages). VACUUM rewrites the
@@ -135,7 +135,7 @@ export async function deleteThread(store: WorkspaceStore, threadId: string): Pro
       // see above
     }
   }
-  deleteThreadMemory(store.dataDir, threadId);
+  deleteThreadMemory(store, threadId);
   // The saver's in-memory cache of this thread needs no eviction: the thread's epoch row is gone,
   // so its next read or write sees a new epoch and starts cold (checkpointer.ts, epochMatches).
   const folder = await removeThreadFolder(workspaceFolder, threadId);

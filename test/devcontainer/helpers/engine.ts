@@ -25,6 +25,8 @@ const FIXTURES = join(ROOT, "test/fixtures/devcontainer");
 /** Debian's client, matching the 20.10 engine (the machine's newer client may not). */
 export const DOCKER_PATH = "/usr/bin/docker";
 export const SOCKET_PATH = "/var/run/docker.sock";
+/** The same engine on loopback TCP (scripts/ci/docker-setup.sh DOCKER_TCP): a DOCKER_HOST as a remote engine is named. */
+export const ENGINE_TCP = "tcp://127.0.0.1:23750";
 
 function runSetup(action: "start" | "status"): Promise<{ code: number | null; output: string }> {
   return new Promise((resolvePromise, reject) => {

@@ -22,10 +22,11 @@ export interface ServeProcess {
   stop(): Promise<void>;
 }
 
-export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}): Promise<ServeProcess> {
+/** `node`: what runs dist/cli.js instead of this Node (a wrapper that changes the process's world first). */
+export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, runtime: { node?: string } = {}): Promise<ServeProcess> {
   const tokenFile = join(tempDir("token"), "token");
   writeFileSync(tokenFile, `${SERVE_TOKEN}\n`, { mode: 0o600 });
-  const child = spawn(process.execPath, [CLI, "serve", "--port", "0", "--token-file", tokenFile, ...args], {
+  const child = spawn(runtime.node ?? process.execPath, [CLI, "serve", "--port", "0", "--token-file", tokenFile, ...args], {
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -1,14 +1,15 @@
 // Reading memory.json files written before scopes (issue 21) — ours from before, and DeerFlow's
 // own shape: they read as they are, their facts global; a fact an extraction wrote that reads as
 // an instruction is not carried over (it may have been planted, and was injected everywhere).
-// The database side: queue rows from before scopes are dropped by the migration.
+// The database side: queue rows from before scopes are dropped by the migration. (The queue's
+// behaviour on both backends: storage.test.ts.)
 import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { memoryFile, readMemory, writeMemory } from "../../../extension/harness/memory/store.js";
-import { MemoryQueue, WATERMARK_KEYS } from "../../../extension/harness/memory/queue.js";
+import { MemoryQueue } from "../../../extension/harness/memory/queue.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { memoryMigrations } from "../../../extension/harness/store/migrations/memoryQueue.js";
 import { viewFor } from "../../../extension/harness/memory/scope.js";
@@ -62,7 +63,7 @@ test("a workspace-scoped fact must name its workspace", () => {
   assert.throws(() => readMemory(d), (e: Error & { code?: string }) => e.code === "memory_invalid" && /facts\.0\.workspace: a fact with scope "workspace" names its workspace folder/.test(e.message));
 });
 
-test("the memory database: rows queued before scopes are dropped by the migration; the watermark is bounded and survives a clear", () => {
+test("the memory database: rows queued before scopes are dropped by the migration", () => {
   const d = dataDir();
   // The database as the previous build left it: only the first migration, one queued row.
   const old = openDatabase(join(d, "memory", "memory.db"), { migrations: memoryMigrations.slice(0, 1) });
@@ -71,27 +72,6 @@ test("the memory database: rows queued before scopes are dropped by the migratio
   const queue = MemoryQueue.open(d);
   try {
     assert.equal(queue.count(), 0, "a row that names no workspace cannot be scoped: dropped");
-    const messages = Array.from({ length: WATERMARK_KEYS + 10 }, (_, i) => ({ role: "user" as const, content: `m${i}`, key: `k${i}` }));
-    queue.enqueue({ threadId: "t", workspace: "/w", kind: "conversation", model: "m", messages, dueAt: 0 });
-    const first = queue.due(5)[0]!;
-    queue.advanceWatermark(first);
-    queue.complete(first);
-    const seen = queue.extracted("t");
-    assert.equal(seen.size, WATERMARK_KEYS);
-    assert.ok(seen.has(`k${WATERMARK_KEYS + 9}`) && !seen.has("k0"), "the newest keys are kept");
-
-    // Forget: a dropped entry's turns count as seen, so they are not sent at the thread's next run.
-    queue.enqueue({ threadId: "u", workspace: "/w", kind: "conversation", model: "m", messages: [{ role: "user", content: "x", key: "ku" }], dueAt: 0 });
-    assert.equal(queue.clear(), 1);
-    assert.deepEqual([...queue.extracted("u")], ["ku"]);
-    assert.equal(queue.extracted("t").size, WATERMARK_KEYS, "the other watermarks stay");
-
-    // An entry gone meanwhile (a clear, a thread delete) leaves no watermark row behind.
-    queue.enqueue({ threadId: "gone", workspace: "/w", kind: "conversation", model: "m", messages: [{ role: "user", content: "y", key: "kg" }], dueAt: 0 });
-    const entry = queue.due(5).find((e) => e.thread_id === "gone")!;
-    queue.deleteThread("gone");
-    queue.advanceWatermark(entry);
-    assert.equal(queue.extracted("gone").size, 0);
   } finally {
     queue.close();
   }

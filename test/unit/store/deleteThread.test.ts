@@ -197,7 +197,10 @@ describe("deleteThread", () => {
   });
 
   it("removes the thread's rows from the user's memory database too (its queued extractions and its watermark); a refused delete leaves them", async () => {
-    const queue = MemoryQueue.open(store.dataDir);
+    // The data directory's memory database, or in the Postgres tier the memory tables of the
+    // store's own database (where `deerflow serve --database` keeps memory).
+    const queue = MemoryQueue.open(store.dataDir, testWorkspaceDatabase(dir));
+    const memoryTraces = (t: string) => tracesOf(t, queue.db).filter((c) => c.startsWith("memory_"));
     try {
       const entry = (threadId: string) => ({ threadId, workspace: store.workspaceFolder, kind: "conversation" as const, model: "m", messages: [{ role: "user" as const, content: `hi from ${threadId}`, key: `key-${threadId.length}-${threadId.at(-1)}` }], dueAt: 0 });
       for (const t of ["memory-doomed", "memory-kept"]) {
@@ -206,16 +209,16 @@ describe("deleteThread", () => {
         queue.enqueue({ ...entry(t), kind: "flush" });
         queue.advanceWatermark(queue.due(5).find((e) => e.thread_id === t)!);
       }
-      assert.deepEqual(tracesOf("memory-doomed", queue.db).sort(), ["memory_queue.key", "memory_queue.messages", "memory_queue.thread_id", "memory_watermarks.thread_id"]);
+      assert.deepEqual(memoryTraces("memory-doomed").sort(), ["memory_queue.key", "memory_queue.messages", "memory_queue.thread_id", "memory_watermarks.thread_id"]);
 
       createRunStore(store.db).insertPending({ run_id: "r-live", thread_id: "memory-doomed", multitask_strategy: "reject", model: "m", input: {}, context: {} });
       await assert.rejects(deleteThread(store, "memory-doomed"), (e) => e instanceof HarnessError && e.code === "thread_busy");
-      assert.equal(tracesOf("memory-doomed", queue.db).length, 4, "refused: the memory rows stay");
+      assert.equal(memoryTraces("memory-doomed").length, 4, "refused: the memory rows stay");
       createRunStore(store.db).finish("r-live", ["pending"], "success");
       createRunStore(store.db).markEnded("r-live");
 
       await deleteThread(store, "memory-doomed");
-      assert.deepEqual(tracesOf("memory-doomed", queue.db), []);
+      assert.deepEqual(memoryTraces("memory-doomed"), []);
       assert.deepEqual(tracesOf("memory-doomed"), []);
       assert.equal(queue.due(5).filter((e) => e.thread_id === "memory-kept").length, 2, "the other thread's rows stay");
       assert.deepEqual([...queue.extracted("memory-kept")], ["key-11-t"]);

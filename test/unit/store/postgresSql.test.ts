@@ -4,6 +4,8 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { isReadOnly, rewriteParams, translateSqlite } from "../../../extension/harness/store/postgres/sqlText.js";
+import { redactUrl } from "../../../extension/harness/store/postgres/url.js";
+import { chooseDatabase } from "../../../extension/harness/store/postgres/config.js";
 
 test("? and @name parameters become $n, outside quotes; undefined binds NULL, a Uint8Array a Buffer", () => {
   const p = rewriteParams("SELECT * FROM t WHERE a = ? AND b = '?' AND c = ?");
@@ -30,4 +32,12 @@ test("INSERT OR IGNORE / OR REPLACE become ON CONFLICT on the table's key; an un
   assert.equal(isReadOnly("  select 1"), true);
   assert.equal(isReadOnly("INSERT INTO t VALUES (1) RETURNING *"), false);
   assert.equal(isReadOnly("WITH x AS (DELETE FROM t RETURNING *) SELECT * FROM x"), false, "a CTE may write: locked");
+});
+
+test("a database URL's password never reaches a message, whatever its scheme (a refused --database quotes what it was given)", () => {
+  assert.equal(redactUrl("cannot reach postgres://ops:s3cret@db:5432/deerflow"), "cannot reach postgres://ops:***@db:5432/deerflow");
+  assert.throws(
+    () => chooseDatabase("mysql://ops:hunter2@db/x", undefined),
+    (e: { code?: string; message?: string }) => e.code === "usage" && /--database takes a postgres:\/\/ URL/.test(e.message ?? "") && !(e.message ?? "").includes("hunter2"),
+  );
 });

@@ -18,6 +18,7 @@ import { dirname, join } from "node:path";
 import { HarnessError } from "../../errors.js";
 import type { ApprovedCopy } from "./approvedCopy.js";
 import { asError } from "./errors.js";
+import { dockerClientEnv, type EngineEndpoint } from "./engineEndpoint.js";
 
 export interface DevcontainerUpOptions {
   readonly workspaceFolder: string;
@@ -25,8 +26,8 @@ export interface DevcontainerUpOptions {
   readonly approved: ApprovedCopy;
   /** The docker client the CLI shells out to (`--docker-path`). */
   readonly dockerPath: string;
-  /** The engine socket; the CLI gets it as DOCKER_HOST so both talk to the same engine. */
-  readonly socketPath: string;
+  /** The engine our API calls use: the CLI (and the docker it runs) is pointed at the same one. */
+  readonly engine: EngineEndpoint;
   readonly timeoutMs: number;
   readonly signal?: AbortSignal;
   /** Path of `devcontainer.js`; defaults to the installed @devcontainers/cli. */
@@ -89,7 +90,7 @@ export function devcontainerUp(options: DevcontainerUpOptions): Promise<Devconta
     // The host environment is passed on purpose: `${localEnv:…}` in an approved config is a
     // legitimate Dev Containers feature, and the approval is what makes its use the user's choice.
     const child = spawn(process.execPath, args, {
-      env: { ...process.env, ELECTRON_RUN_AS_NODE: "1", DOCKER_HOST: `unix://${options.socketPath}` },
+      env: { ...process.env, ELECTRON_RUN_AS_NODE: "1", ...dockerClientEnv(options.engine) },
       stdio: ["ignore", "pipe", "pipe"],
       detached: true, // a group of its own: a timeout or an abort kills the docker children too
     });

@@ -1,5 +1,6 @@
 /**
- * A minimal Docker Engine API client over the unix socket, with node:http and nothing else.
+ * A minimal Docker Engine API client, with node:http(s) and nothing else: over the unix socket,
+ * or TCP (with TLS) when DOCKER_HOST names a remote engine (./engineEndpoint.ts).
  *
  * Why not dockerode: we use six endpoints (ping, container list/inspect/stop/remove, exec
  * create/start/inspect); dockerode 4+ drags in ssh2 (with an optional native build), grpc and
@@ -10,10 +11,12 @@
  * request and response fields are stable since API 1.25, while newer engines (Docker 29) refuse
  * the old version prefixes a pinned client would send.
  */
-import { Agent, request, type IncomingMessage } from "node:http";
+import { Agent, request as httpRequest, type ClientRequest, type IncomingMessage, type RequestOptions } from "node:http";
+import { Agent as TlsAgent, request as httpsRequest } from "node:https";
 import type { Duplex } from "node:stream";
 import { HarnessError } from "../../errors.js";
 import { asError } from "./errors.js";
+import { describeEndpoint, engineEndpoint, unixEndpoint, type EngineEndpoint } from "./engineEndpoint.js";
 
 /** How long a plain API call (not an exec stream) may take before the engine counts as hung. */
 const API_CALL_TIMEOUT_MS = 30_000;
@@ -66,17 +69,29 @@ export interface ContainerInspect {
   readonly Mounts?: readonly ContainerMount[] | null;
 }
 
-export function defaultSocketPath(env: NodeJS.ProcessEnv = process.env): string {
-  const host = env["DOCKER_HOST"];
-  if (host?.startsWith("unix://")) return host.slice("unix://".length);
-  return "/var/run/docker.sock";
+/** The engine the environment names (DOCKER_HOST, DOCKER_CONTEXT, …; ./engineEndpoint.ts). */
+export function defaultEngine(env: NodeJS.ProcessEnv = process.env): EngineEndpoint {
+  return engineEndpoint(env);
 }
 
 export class EngineApi {
+  readonly endpoint: EngineEndpoint;
   /** Keep-alive for the short calls: an exec costs three of them, a new connection each adds up. */
-  private readonly agent = new Agent({ keepAlive: true, maxSockets: 16 });
+  private readonly agent: Agent;
 
-  constructor(readonly socketPath: string) {}
+  constructor(endpoint: EngineEndpoint | string) {
+    this.endpoint = typeof endpoint === "string" ? unixEndpoint(endpoint) : endpoint;
+    const e = this.endpoint;
+    this.agent =
+      e.kind === "tcp" && e.tls
+        ? new TlsAgent({ keepAlive: true, maxSockets: 16, ...tlsOptions(e.tls) })
+        : new Agent({ keepAlive: true, maxSockets: 16 });
+  }
+
+  /** Where the engine is, as DOCKER_HOST names it (`unix:///var/run/docker.sock`, `tcp://host:2376`). */
+  get url(): string {
+    return this.endpoint.url;
+  }
 
   /** Throws `sandbox_engine_unavailable` with a message a person can act on. */
   async ping(signal?: AbortSignal): Promise<void> {
@@ -84,7 +99,8 @@ export class EngineApi {
       await this.call("GET", "/_ping", undefined, { timeoutMs: PING_TIMEOUT_MS, signal });
     } catch (err) {
       if (signal?.aborted) throw signal.reason;
-      throw this.unavailable(err);
+      // call() already said which engine did not answer; an HTTP error answer is still not an engine.
+      throw err instanceof HarnessError && err.code === "sandbox_engine_unavailable" ? err : this.unavailable(err);
     }
   }
 
@@ -92,8 +108,8 @@ export class EngineApi {
     const detail = err instanceof Error ? err.message : String(err);
     return new HarnessError(
       "sandbox_engine_unavailable",
-      `No Docker engine answers at unix://${this.socketPath} (${detail}). ` +
-        "Start Docker (or set DOCKER_HOST), then run the command again; or use the local sandbox.",
+      `No Docker engine answers at ${describeEndpoint(this.endpoint)} (${detail}). ` +
+        "Start Docker there (or set DOCKER_HOST to one that runs), then run the command again; or use the local sandbox.",
       { cause: err },
     );
   }
@@ -168,8 +184,7 @@ export class EngineApi {
   startExec(execId: string): Promise<IncomingMessage> {
     return new Promise((resolve, reject) => {
       const payload = JSON.stringify({ Detach: false, Tty: false });
-      const req = request({
-        socketPath: this.socketPath,
+      const req = this.request({
         path: `/exec/${encodeURIComponent(execId)}/start`,
         method: "POST",
         agent: false,
@@ -198,8 +213,7 @@ export class EngineApi {
   startExecAttached(execId: string, signal?: AbortSignal): Promise<Duplex> {
     return new Promise((resolve, reject) => {
       const payload = JSON.stringify({ Detach: false, Tty: false });
-      const req = request({
-        socketPath: this.socketPath,
+      const req = this.request({
         path: `/exec/${encodeURIComponent(execId)}/start`,
         method: "POST",
         agent: false,
@@ -226,6 +240,15 @@ export class EngineApi {
     this.agent.destroy();
   }
 
+  /** One HTTP request to the engine: its socket, or its TCP address (TLS when it has TLS). */
+  private request(options: RequestOptions): ClientRequest {
+    const e = this.endpoint;
+    if (e.kind === "unix") return httpRequest({ ...options, socketPath: e.socketPath });
+    const at = { ...options, host: e.host, port: e.port };
+    // A fresh connection (agent: false) still needs the TLS material the pooled agent has.
+    return e.tls ? httpsRequest({ ...at, ...(options.agent === false ? tlsOptions(e.tls) : {}) }) : httpRequest(at);
+  }
+
   private async json<T>(method: string, path: string, body: unknown, signal?: AbortSignal): Promise<T> {
     const text = await this.call(method, path, body, { signal });
     return JSON.parse(text) as T;
@@ -240,8 +263,7 @@ export class EngineApi {
   ): Promise<string> {
     return new Promise((resolve, reject) => {
       const payload = body === undefined ? undefined : JSON.stringify(body);
-      const req = request({
-        socketPath: this.socketPath,
+      const req = this.request({
         path,
         method,
         agent: this.agent,
@@ -266,6 +288,10 @@ export class EngineApi {
       req.end(payload);
     });
   }
+}
+
+function tlsOptions(tls: NonNullable<Extract<EngineEndpoint, { kind: "tcp" }>["tls"]>): { ca?: Buffer; cert?: Buffer; key?: Buffer; rejectUnauthorized: boolean } {
+  return { ...(tls.ca ? { ca: tls.ca } : {}), ...(tls.cert ? { cert: tls.cert } : {}), ...(tls.key ? { key: tls.key } : {}), rejectUnauthorized: tls.verify };
 }
 
 function readBody(res: IncomingMessage): Promise<string> {

@@ -344,7 +344,7 @@ export class FolderContainer {
         workspaceFolder,
         approved,
         dockerPath: this.options.dockerPath,
-        socketPath: engine.socketPath,
+        engine: engine.endpoint,
         timeoutMs: this.options.bringUpTimeoutMs,
         signal,
         removeExisting: recreate,

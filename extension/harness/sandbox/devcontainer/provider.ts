@@ -22,7 +22,8 @@ import { ensureThreadDirs } from "../trust/threadFolders.js";
 import { COMMAND_CAPTURE_LIMIT_BYTES, DEFAULT_COMMAND_TIMEOUT_MS } from "../exec.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "../provider.js";
 import { ConfigApprovals } from "./approvals.js";
-import { defaultSocketPath, EngineApi } from "./engineApi.js";
+import { defaultEngine, EngineApi } from "./engineApi.js";
+import type { EngineEndpoint } from "./engineEndpoint.js";
 import { FolderContainer, type DevContainerEvent, type OpenStdioOptions, type UpContainer } from "./folderContainer.js";
 import type { ContainerStdioProcess } from "./containerStdio.js";
 
@@ -42,8 +43,14 @@ export interface DevContainerProviderOptions {
    * no way to build this provider that skips the approval.
    */
   readonly dataDir: string;
-  /** Docker Engine socket; default from DOCKER_HOST (unix://), else /var/run/docker.sock. */
+  /**
+   * Docker Engine socket. Default: the engine the environment names as the docker CLI reads it
+   * (DOCKER_HOST unix:// or tcp://, DOCKER_TLS_VERIFY/DOCKER_CERT_PATH, DOCKER_CONTEXT), else
+   * /var/run/docker.sock (./engineEndpoint.ts).
+   */
   readonly socketPath?: string;
+  /** The engine as an endpoint (tcp:// with TLS, a context's); `socketPath` wins when both are given. */
+  readonly engine?: EngineEndpoint;
   /** Docker client for @devcontainers/cli (`--docker-path`); default "docker" on PATH. */
   readonly dockerPath?: string;
   /** devcontainer.js of @devcontainers/cli; default the installed dependency. */
@@ -93,7 +100,7 @@ export class DevContainerSandboxProvider implements SandboxProvider {
     // The real path: the CLI labels the container with the folder path it was given.
     const workspaceFolder = realFolder(options.workspaceFolder);
     this.folderKey = createHash("sha256").update(workspaceFolder).digest("hex").slice(0, 12);
-    this.engine = new EngineApi(options.socketPath ?? defaultSocketPath());
+    this.engine = new EngineApi(options.socketPath ?? options.engine ?? defaultEngine());
     this.approvals = new ConfigApprovals(options.dataDir, workspaceFolder);
     this.container = new FolderContainer({
       workspaceFolder,

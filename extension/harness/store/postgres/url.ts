@@ -1,9 +1,10 @@
 /**
  * Database URLs carry credentials: they never reach a log, an error message or the journal.
- * `postgres://user:secret@host/db` is shown as `postgres://user:***@host/db`.
+ * `postgres://user:secret@host/db` is shown as `postgres://user:***@host/db`; so is a URL of any
+ * other scheme (`--database mysql://user:secret@…` is refused, and the refusal quotes it).
  */
 export function redactUrl(text: string): string {
-  return text.replace(/(postgres(?:ql)?:\/\/[^:@/\s]*:)[^@\s]*@/gi, "$1***@");
+  return text.replace(/([a-z][a-z0-9+.-]*:\/\/[^:@/\s]*:)[^@\s]*@/gi, "$1***@");
 }
 
 export function isPostgresUrl(s: string): boolean {
