@@ -47,12 +47,22 @@ export function harnessUrlProblem(value: string): string | undefined {
   try {
     u = new URL(value);
   } catch {
-    return `deerflow.harness.url "${value}" is not a URL (e.g. http://build-box:2024).`;
+    return `deerflow.harness.url "${value}" is not a URL (e.g. https://build-box:2024).`;
   }
   if (!["http:", "https:", "ws:", "wss:"].includes(u.protocol)) return `deerflow.harness.url must be an http(s):// URL, not ${u.protocol}//.`;
   if (u.username || u.password) return "deerflow.harness.url must not carry credentials: set the token with DeerFlow: Set Remote Harness Token.";
   if (u.search) return "deerflow.harness.url must not carry a query: set the token with DeerFlow: Set Remote Harness Token.";
+  // The token travels in every upgrade: in clear text only to this machine.
+  if ((u.protocol === "http:" || u.protocol === "ws:") && !isLoopback(u.hostname)) {
+    return `deerflow.harness.url ${displayUrl(value)} would send the token unencrypted: use https:// (deerflow serve behind a TLS proxy) or a tunnel to this machine (ssh -L 2024:127.0.0.1:2024 host, then http://127.0.0.1:2024).`;
+  }
   return undefined;
+}
+
+/** localhost, 127.0.0.0/8 and ::1: where a plain http:// URL keeps the token on this machine. */
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+  return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
 /** The URL as logs and the status bar show it (scheme, host, port, path: never a credential). */

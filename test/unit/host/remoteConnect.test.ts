@@ -37,7 +37,13 @@ async function rpcServer(port = 0): Promise<{ url: string; seen: Array<string | 
 test("URLs: http → ws at /rpc, no credentials or query accepted, shown without them", () => {
   assert.equal(rpcUrl("http://h:2024"), "ws://h:2024/rpc");
   assert.equal(rpcUrl("https://h/base/"), "wss://h/base/rpc");
-  assert.equal(harnessUrlProblem("http://h:2024"), undefined);
+  assert.equal(harnessUrlProblem("https://h:2024"), undefined);
+  assert.equal(harnessUrlProblem("http://127.0.0.1:2024"), undefined);
+  assert.equal(harnessUrlProblem("http://localhost:2024"), undefined);
+  assert.equal(harnessUrlProblem("http://[::1]:2024"), undefined);
+  // The token would cross the network in clear text.
+  assert.match(harnessUrlProblem("http://h:2024") ?? "", /unencrypted: use https:\/\//);
+  assert.match(harnessUrlProblem("ws://10.0.0.5:2024") ?? "", /unencrypted/);
   assert.match(harnessUrlProblem("http://user:pw@h:2024") ?? "", /must not carry credentials/);
   assert.match(harnessUrlProblem("http://h:2024/?token=x") ?? "", /must not carry a query/);
   assert.match(harnessUrlProblem("ftp://h") ?? "", /http\(s\)/);
