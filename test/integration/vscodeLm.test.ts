@@ -64,8 +64,9 @@ test("a run on a vscode.lm model streams, calls a tool, and reports its model re
   assert.equal(usage.input_tokens, 200);
   assert.equal(usage.output_tokens, 20);
   const streamed = events.filter((e) => e.event === "messages").map((e) => (e.data as Array<{ content: unknown }>)[0]!.content).filter((c) => typeof c === "string" && c);
-  // The journal may coalesce deltas of one tick; chunk-by-chunk streaming is the unit test's (test/unit/models/vscodeLm.test.ts).
-  assert.ok(streamed.includes("The workspace is empty."), `the answer streamed as messages events: ${JSON.stringify(streamed)}`);
+  // The journal may or may not coalesce deltas of one tick (it depends on timing): the answer is
+  // what the events add up to. Chunk-by-chunk streaming is the unit test's (test/unit/models/vscodeLm.test.ts).
+  assert.ok(streamed.join("").includes("The workspace is empty."), `the answer streamed as messages events: ${JSON.stringify(streamed)}`);
   const calls = seen.slice(first);
   assert.equal(calls.length, 2);
   assert.ok(calls[0]!.tools!.some((t) => t.name === "ls"), "DeerFlow's tools are offered");
