@@ -5,10 +5,8 @@
 // data dir's SQLite, or on Postgres in the Postgres tier (scripts/ci/postgres-tests.sh).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { sandboxDirs } from "./helpers/cli.js";
-import { startServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
+import { startScriptedServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
 import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
-import { testWorkspaceDatabase } from "../fixtures/testDatabase.js";
 
 let model: ModelServer;
 let serve: ServeProcess;
@@ -19,12 +17,9 @@ const input = (text: string) => ({ messages: [{ role: "user", content: text }] }
 
 before(async () => {
   model = await startModelServer();
-  const d = sandboxDirs();
-  const database = testWorkspaceDatabase(d.dataDir);
-  serve = await startServe([
-    "--workspace", `main=${d.workspace}`, "--data-dir", d.dataDir,
-    "--model", "scripted", "--base-url", model.url, "--sandbox", "local", ...(database ? ["--database", database] : []),
-  ]);
+  const started = await startScriptedServe(model.url);
+  serve = started.serve;
+  const database = started.database;
   assert.match(serve.url, /^http:\/\/127\.0\.0\.1:\d+$/, "127.0.0.1 by default");
   assert.match(serve.database, database ? /^postgres:\/\// : /^sqlite/);
   url = serve.url;

@@ -10,11 +10,10 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResponseError } from "vscode-languageserver/node.js";
-import { sandboxDirs, tempDir } from "./helpers/cli.js";
-import { startServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
+import { tempDir } from "./helpers/cli.js";
+import { startScriptedServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
 import { connectRpc, refusedUpgrade, type RpcClient } from "./helpers/rpcClient.js";
 import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
-import { testWorkspaceDatabase } from "../fixtures/testDatabase.js";
 import type { HarnessSettings, JournalEvent } from "../../extension/protocol/rpc.js";
 import { MemoryStorage } from "../../extension/harness/memory/storage.js";
 import { emptyMemory } from "../../extension/harness/memory/schema.js";
@@ -53,14 +52,11 @@ const endOf = (c: RpcClient, subscriptionId: string, runId: string): Promise<Jou
 
 before(async () => {
   model = await startModelServer();
-  const d = sandboxDirs();
-  folder = realpathSync(d.workspace);
-  dataDir = d.dataDir;
-  database = testWorkspaceDatabase(d.dataDir);
-  serve = await startServe([
-    "--workspace", `main=${d.workspace}`, "--data-dir", d.dataDir,
-    "--model", "scripted", "--base-url", model.url, "--sandbox", "local", ...(database ? ["--database", database] : []),
-  ]);
+  const started = await startScriptedServe(model.url);
+  serve = started.serve;
+  folder = realpathSync(started.dirs.workspace);
+  dataDir = started.dirs.dataDir;
+  database = started.database;
 });
 
 after(async () => {

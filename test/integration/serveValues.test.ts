@@ -5,10 +5,8 @@
 // One server process for the file (SQLite, or Postgres in the Postgres tier).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { sandboxDirs } from "./helpers/cli.js";
-import { startServe, type ServeProcess } from "./helpers/serveProcess.js";
+import { startScriptedServe, type ServeProcess } from "./helpers/serveProcess.js";
 import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
-import { testWorkspaceDatabase } from "../fixtures/testDatabase.js";
 
 let model: ModelServer;
 let serve: ServeProcess;
@@ -16,12 +14,8 @@ const input = (text: string) => ({ messages: [{ role: "user", content: text }] }
 
 before(async () => {
   model = await startModelServer();
-  const d = sandboxDirs();
-  const database = testWorkspaceDatabase(d.dataDir);
-  serve = await startServe([
-    "--workspace", `main=${d.workspace}`, "--data-dir", d.dataDir,
-    "--model", "scripted", "--base-url", model.url, "--sandbox", "local", ...(database ? ["--database", database] : []),
-  ]);
+  const started = await startScriptedServe(model.url);
+  serve = started.serve;
 });
 
 after(async () => {

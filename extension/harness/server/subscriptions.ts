@@ -31,6 +31,7 @@ export function toJournalEvent(e: StoredEvent): JournalEvent {
 
 interface Subscription {
   ws: OpenWorkspace;
+  threadId: string;
   /** Reads events stored by other processes since the last delivered seq. */
   catchUp(): void;
   stop(): void;
@@ -39,6 +40,8 @@ interface Subscription {
 /** One watch per workspace database (its folder, or Postgres's NOTIFY), shared by its subscriptions. */
 interface DbWatch {
   close: () => void;
+  /** Threads named by notifications since the last read ("all": a change that names none). */
+  threads: Set<string> | "all" | undefined;
   subs: Set<Subscription>;
   pending: NodeJS.Immediate | undefined;
 }
@@ -73,6 +76,7 @@ export class Subscriptions {
     };
     const sub: Subscription = {
       ws,
+      threadId,
       catchUp: () => {
         for (const e of events.list(threadId, { afterSeq: last })) if (deliver(e)) this.onForeign(ws, e);
       },
@@ -109,21 +113,29 @@ export class Subscriptions {
     const file = sub.ws.store.file;
     let w = this.watches.get(file);
     if (!w) {
-      const entry: DbWatch = { close: () => undefined, subs: new Set(), pending: undefined };
-      // Every write touches the WAL file (or raises a NOTIFY): coalesce a burst into one read per tick.
-      const changed = () => {
+      const entry: DbWatch = { close: () => undefined, subs: new Set(), pending: undefined, threads: undefined };
+      // Every write touches the WAL file (or raises a NOTIFY): coalesce a burst into one read per
+      // tick. A NOTIFY names its thread: only that thread's subscriptions read (one database holds
+      // every workspace's threads, so waking them all would be a query per subscription per event).
+      const changed = (threadId?: string) => {
+        if (threadId === undefined) entry.threads = "all";
+        else if (entry.threads === undefined) entry.threads = new Set([threadId]);
+        else if (entry.threads !== "all") entry.threads.add(threadId);
         entry.pending ??= setImmediate(() => {
+          const threads = entry.threads;
           entry.pending = undefined;
-          for (const s of entry.subs) s.catchUp();
+          entry.threads = undefined;
+          for (const s of entry.subs) if (threads === "all" || threads?.has(s.threadId)) s.catchUp();
         });
       };
       const db = sub.ws.store.db;
       if (db.watchEvents) {
         // Postgres (several `deerflow serve` workers): every journaled event is a NOTIFY; there is no folder to watch.
-        entry.close = db.watchEvents(() => changed());
+        // An empty payload (a notification without its thread) wakes every subscription.
+        entry.close = db.watchEvents((threadId) => changed(threadId === "" ? undefined : threadId));
       } else {
         const watcher = watch(dirname(file));
-        watcher.on("change", changed);
+        watcher.on("change", () => changed());
         watcher.on("error", () => undefined);
         entry.close = () => watcher.close();
       }

@@ -9,7 +9,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { Client } from "@langchain/langgraph-sdk";
-import { CLI, tempDir } from "./cli.js";
+import { CLI, sandboxDirs, tempDir, type Dirs } from "./cli.js";
+import { testWorkspaceDatabase } from "../../fixtures/testDatabase.js";
 
 export const SERVE_TOKEN = "serve-test-token-0123456789abcdef";
 
@@ -49,4 +50,19 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, ru
       await once(child, "exit");
     },
   };
+}
+
+/**
+ * The serve the serve test files share: one workspace `main` in fresh dirs, the scripted model as
+ * the default (`--model scripted --base-url`), the local sandbox, on the data dir's SQLite or, in
+ * the Postgres tier, on Postgres.
+ */
+export async function startScriptedServe(modelUrl: string): Promise<{ serve: ServeProcess; dirs: Dirs; database: string | undefined }> {
+  const dirs = sandboxDirs();
+  const database = testWorkspaceDatabase(dirs.dataDir);
+  const serve = await startServe([
+    "--workspace", `main=${dirs.workspace}`, "--data-dir", dirs.dataDir,
+    "--model", "scripted", "--base-url", modelUrl, "--sandbox", "local", ...(database ? ["--database", database] : []),
+  ]);
+  return { serve, dirs, database };
 }
