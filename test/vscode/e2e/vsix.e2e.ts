@@ -21,13 +21,23 @@ import { defaultCodeServer } from "../codeServers.js";
 import { processGroupMembers, repoRoot } from "../launch.js";
 
 const REPORT = "# Installed\n\nThe VSIX carries everything it needs.\n";
-const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { publisher: string; name: string; version: string };
+const pkg = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as {
+  publisher: string;
+  name: string;
+  version: string;
+  scripts: { package: string };
+};
 
-/** Builds the VSIX the way `npm run package` does, into a temp folder. */
+/** Builds the VSIX with `npm run package`'s own vsce arguments (read from package.json, not copied), into a temp folder. */
 function buildVsix(): string {
   const out = join(mkdtempSync(join(tmpdir(), "deerflow-vsix-")), "deerflow-vscode.vsix");
   const vsce = join(repoRoot, "node_modules", ".bin", "vsce");
-  const r = spawnSync(vsce, ["package", "--allow-missing-repository", "--skip-license", "--out", out], { cwd: repoRoot, encoding: "utf8" });
+  const [tool, ...args] = pkg.scripts.package.split(/\s+/);
+  if (tool !== "vsce") throw new Error(`package.json's package script no longer runs vsce: ${pkg.scripts.package}`);
+  const outAt = args.indexOf("--out");
+  if (outAt < 0) throw new Error(`package.json's package script has no --out: ${pkg.scripts.package}`);
+  args[outAt + 1] = out;
+  const r = spawnSync(vsce, args, { cwd: repoRoot, encoding: "utf8" });
   if (r.status !== 0) throw new Error(`vsce package failed (exit ${r.status}):\n${r.stdout}\n${r.stderr}`);
   return out;
 }
