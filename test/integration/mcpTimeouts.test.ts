@@ -101,3 +101,22 @@ test("http: tool_call_timeout is ignored with DeerFlow's warning, and a call lon
   const result = toolResult(r.requests[1], "web");
   assert.match(result, /Long running operation completed\. Duration: 3 seconds, Steps: 1\./, result);
 });
+
+test("extensions_config keys the port does not act on are said once on stderr, with their key paths", async () => {
+  const w = sandboxDirs();
+  writeFileSync(
+    join(w.dataDir, "extensions_config.json"),
+    JSON.stringify({
+      mcpServers: { github: { enabled: false, type: "http", url: "http://127.0.0.1:9/mcp", oauth: { token_url: "http://127.0.0.1:9/token" } } },
+      mcpInterceptors: ["my_package.mcp.auth:build"],
+      middlewares: [],
+      task_toolsets: {},
+      skills: {},
+    }),
+  );
+  const r = await runCli(["mcp", "list", "--workspace", w.workspace, "--data-dir", w.dataDir]);
+  assert.equal(r.code, 0, r.stderr);
+  const lines = r.stderr.split("\n").filter((l) => l.includes("not supported here"));
+  assert.equal(lines.length, 1, r.stderr);
+  assert.ok(lines[0]!.endsWith(`${join(w.dataDir, "extensions_config.json")}: not supported here: mcpInterceptors, middlewares, task_toolsets, mcpServers.github.oauth`), lines[0]);
+});

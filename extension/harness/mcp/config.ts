@@ -18,6 +18,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import { z } from "zod";
+import { diagnostics as harnessDiagnostics } from "../diagnostics.js";
 import { errorMessage } from "../errors.js";
 import { parseJsonc } from "../sandbox/devcontainer/jsonc.js";
 import { RoutingOverrideZ, RoutingZ, routingOf } from "./routing.js";
@@ -184,10 +185,37 @@ export function resolveEnvVariables(value: unknown, env: NodeJS.ProcessEnv, read
   return value;
 }
 
+/** The top-level keys of extensions_config.json the port acts on (MCP here, skills in skills/enabledState.ts). */
+const READ_TOP_LEVEL = new Set(["mcpServers", "mcp_servers", "skills"]);
+const announcedIgnored = new Set<string>();
+
+/**
+ * Nothing accepted in silence (issue 33 item 5): the keys of a DeerFlow extensions_config.json
+ * the port does not act on (`mcpInterceptors`, `middlewares`, `task_toolsets`, a server's `oauth`,
+ * …), said once per process and file with their key paths, as config.yaml's are.
+ */
+function announceIgnoredKeys(file: string, data: Record<string, unknown>): void {
+  const ignored = Object.keys(data).filter((k) => !READ_TOP_LEVEL.has(k));
+  const servers = data.mcpServers ?? data.mcp_servers;
+  const key = data.mcpServers !== undefined ? "mcpServers" : "mcp_servers";
+  if (isObject(servers)) {
+    for (const [name, entry] of Object.entries(servers)) {
+      if (!isObject(entry)) continue;
+      for (const k of Object.keys(entry)) if (!(k in DeerFlowServerZ.shape)) ignored.push(`${key}.${name}.${k}`);
+    }
+  }
+  if (ignored.length === 0) return;
+  const line = `${file}: not supported here: ${ignored.join(", ")}`;
+  if (announcedIgnored.has(line)) return;
+  announcedIgnored.add(line);
+  harnessDiagnostics.warn(line);
+}
+
 function fromDeerFlow(source: McpSource, data: unknown, ctx: ResolveContext): LoadedDefinitions {
   const diagnostics: McpDiagnostic[] = [];
   const servers: McpServerDefinition[] = [];
   if (!isObject(data)) return { servers, diagnostics: [{ file: source.file, message: `${source.label} is not a JSON object; it is ignored.` }] };
+  announceIgnoredKeys(source.file, data);
   const raw = data.mcpServers ?? data.mcp_servers;
   if (raw === undefined) return { servers, diagnostics };
   if (!isObject(raw)) return { servers, diagnostics: [{ file: source.file, message: `${source.label}: mcpServers is not an object; no server loaded from it.` }] };
