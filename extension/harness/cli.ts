@@ -16,6 +16,7 @@ import { compactCommand } from "./cli/compact.js";
 import { memoryCommand } from "./cli/memory.js";
 import { skillsCommand } from "./cli/skills.js";
 import { mcpCommand } from "./cli/mcp.js";
+import { configCommand } from "./cli/configCheck.js";
 import { serveCommand } from "./serve/command.js";
 
 const USAGE = `Usage:
@@ -130,6 +131,7 @@ const USAGE = `Usage:
 Configuration: DeerFlow's config.yaml in the data dir (or config.json, or the file DEERFLOW_CONFIG
 names), DeerFlow's keys; $NAME values come from the environment. Keys this port does not
 implement are listed once on stderr; a malformed file is a usage error (exit 2) naming its line.
+deerflow config check [--data-dir DIR] lists them without running anything (exit 1: a bad value).
 `;
 
 async function main(argv: string[]): Promise<number> {
@@ -161,6 +163,8 @@ async function main(argv: string[]): Promise<number> {
       return devcontainerCommand(rest);
     case "mcp":
       return mcpCommand(rest);
+    case "config":
+      return configCommand(rest);
     case "serve":
       return serveCommand(rest);
     case "changes":

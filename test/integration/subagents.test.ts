@@ -420,7 +420,6 @@ test("a custom subagent type the config gets wrong is refused with the reason, b
   const d = sandboxDirs();
   const cases: Array<[Record<string, unknown>, RegExp]> = [
     [{ sneaky: { system_prompt: "x", tools: ["ls", "task"] } }, /subagents\.custom_agents\.sneaky\.tools: a subagent cannot have task, ask_clarification, present_files/],
-    [{ bash: { system_prompt: "x" } }, /subagents\.custom_agents\.bash: "bash" is a built-in subagent type; choose another name/],
     [{ "Bad Name": { system_prompt: "x" } }, /subagents\.custom_agents.*a custom subagent's name is lowercase letters/],
     [{ empty: { system_prompt: "  " } }, /subagents\.custom_agents\.empty\.system_prompt: a custom subagent needs a system_prompt/],
   ];

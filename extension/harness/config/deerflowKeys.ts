@@ -27,6 +27,8 @@
  *   → `max_concurrent` / `max_total_per_run`;
  * - `uploads`: DeerFlow's legacy `max_file_count` / `max_single_file_size`.
  */
+import { isBuiltinSubagent } from "../subagents/config.js";
+
 export type Obj = Record<string, unknown>;
 
 export const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -218,12 +220,17 @@ function subagents(s: Obj, unsupported: string[]): Obj {
     if (entries === null) delete out[group];
     if (!isObj(entries)) return;
     out[group] = Object.fromEntries(
-      Object.entries(entries).map(([name, a]) => {
-        if (!isObj(a)) return [name, a];
+      Object.entries(entries).flatMap(([name, a]) => {
+        // DeerFlow accepts a custom type named like a built-in, and the built-in wins: said, then dropped.
+        if (group === "custom_agents" && isBuiltinSubagent(name)) {
+          unsupported.push(`subagents.custom_agents.${name}: the built-in subagent type of that name is used; rename the custom one to use it`);
+          return [];
+        }
+        if (!isObj(a)) return [[name, a]];
         const next: Obj = { ...a };
         if ("token_budget" in next) next.token_budget = subagentBudget(next.token_budget, `subagents.${group}.${name}`, unsupported);
         for (const k of Object.keys(next)) if (next[k] === null) delete next[k];
-        return [name, next];
+        return [[name, next]];
       }),
     );
   };

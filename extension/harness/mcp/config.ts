@@ -18,14 +18,15 @@ import { createHash } from "node:crypto";
 import { readFileSync, statSync } from "node:fs";
 import { isAbsolute, resolve, sep } from "node:path";
 import { z } from "zod";
+import { diagnostics as harnessDiagnostics } from "../diagnostics.js";
 import { errorMessage } from "../errors.js";
 import { parseJsonc } from "../sandbox/devcontainer/jsonc.js";
+import { RoutingOverrideZ, RoutingZ, routingOf } from "./routing.js";
 import {
   DEFAULT_SESSION_INIT_TIMEOUT_S,
   type McpDiagnostic,
   type McpInputRef,
   type McpLaunch,
-  type McpRouting,
   type McpServerDefinition,
   type McpSource,
 } from "./types.js";
@@ -59,15 +60,6 @@ const TRANSPORT_ALIASES: Readonly<Record<string, "stdio" | "http" | "sse">> = {
   sse: "sse",
 };
 
-const RoutingZ = z
-  .object({
-    mode: z.enum(["off", "prefer"]).default("off"),
-    // DeerFlow clamps the priority to 0..100.
-    priority: z.number().int().transform((p) => Math.max(0, Math.min(100, p))).default(0),
-    keywords: z.array(z.string()).default([]),
-  })
-  .strict();
-
 const StringMapZ = z.record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]).transform((v) => (v === null ? "" : String(v))));
 
 /** DeerFlow's McpServerConfig (extra keys allowed, as DeerFlow's `extra="allow"`). */
@@ -83,7 +75,7 @@ const DeerFlowServerZ = z.looseObject({
   headers: StringMapZ.default({}),
   description: z.string().default(""),
   routing: RoutingZ.optional(),
-  tools: z.record(z.string(), z.looseObject({ routing: RoutingZ.partial().optional() })).default({}),
+  tools: z.record(z.string(), z.looseObject({ routing: RoutingOverrideZ.optional() })).default({}),
   tool_name_prefix: z.boolean().default(true),
   tool_call_timeout: z.number().positive().nullable().optional(),
   session_init_timeout: z.number().positive().nullable().optional(),
@@ -193,10 +185,37 @@ export function resolveEnvVariables(value: unknown, env: NodeJS.ProcessEnv, read
   return value;
 }
 
+/** The top-level keys of extensions_config.json the port acts on (MCP here, skills in skills/enabledState.ts). */
+const READ_TOP_LEVEL = new Set(["mcpServers", "mcp_servers", "skills"]);
+const announcedIgnored = new Set<string>();
+
+/**
+ * Nothing accepted in silence (issue 33 item 5): the keys of a DeerFlow extensions_config.json
+ * the port does not act on (`mcpInterceptors`, `middlewares`, `task_toolsets`, a server's `oauth`,
+ * …), said once per process and file with their key paths, as config.yaml's are.
+ */
+function announceIgnoredKeys(file: string, data: Record<string, unknown>): void {
+  const ignored = Object.keys(data).filter((k) => !READ_TOP_LEVEL.has(k));
+  const servers = data.mcpServers ?? data.mcp_servers;
+  const key = data.mcpServers !== undefined ? "mcpServers" : "mcp_servers";
+  if (isObject(servers)) {
+    for (const [name, entry] of Object.entries(servers)) {
+      if (!isObject(entry)) continue;
+      for (const k of Object.keys(entry)) if (!(k in DeerFlowServerZ.shape)) ignored.push(`${key}.${name}.${k}`);
+    }
+  }
+  if (ignored.length === 0) return;
+  const line = `${file}: not supported here: ${ignored.join(", ")}`;
+  if (announcedIgnored.has(line)) return;
+  announcedIgnored.add(line);
+  harnessDiagnostics.warn(line);
+}
+
 function fromDeerFlow(source: McpSource, data: unknown, ctx: ResolveContext): LoadedDefinitions {
   const diagnostics: McpDiagnostic[] = [];
   const servers: McpServerDefinition[] = [];
   if (!isObject(data)) return { servers, diagnostics: [{ file: source.file, message: `${source.label} is not a JSON object; it is ignored.` }] };
+  announceIgnoredKeys(source.file, data);
   const raw = data.mcpServers ?? data.mcp_servers;
   if (raw === undefined) return { servers, diagnostics };
   if (!isObject(raw)) return { servers, diagnostics: [{ file: source.file, message: `${source.label}: mcpServers is not an object; no server loaded from it.` }] };
@@ -221,16 +240,20 @@ function fromDeerFlow(source: McpSource, data: unknown, ctx: ResolveContext): Lo
       launch,
       fingerprint: fingerprintOf(source, name, entry),
       toolNamePrefix: e.tool_name_prefix,
-      ...(e.tool_call_timeout ? { toolCallTimeoutS: e.tool_call_timeout } : {}),
+      // DeerFlow bounds only stdio calls with it (`mcp/tools.py`); http/sse have their transport's own timeouts.
+      ...(e.tool_call_timeout && launch.type === "stdio" ? { toolCallTimeoutS: e.tool_call_timeout } : {}),
       sessionInitTimeoutS: e.session_init_timeout ?? DEFAULT_SESSION_INIT_TIMEOUT_S,
       // A workspace file cannot lower its own tools' approval class (trust.ts says why).
       alwaysAllow: source.scope === "user" ? e.always_allow : [],
       routing: routingOf(e.routing),
-      toolRouting: Object.fromEntries(Object.entries(e.tools).flatMap(([tool, o]) => (o.routing ? [[tool, o.routing as Partial<McpRouting>]] : []))),
+      toolRouting: Object.fromEntries(Object.entries(e.tools).flatMap(([tool, o]) => (o.routing ? [[tool, o.routing]] : []))),
       inputs: [],
       missingInputs: [],
       readsEnv: [...reads].sort(),
     });
+    if (e.tool_call_timeout != null && launch.type !== "stdio") {
+      bad(`Ignoring tool_call_timeout for MCP server '${name}' because transport '${launch.type}' is not stdio; configure HTTP/SSE transport-level timeouts instead.`);
+    }
     if (source.scope === "workspace" && e.always_allow.length > 0) {
       bad(`MCP server '${name}' in ${source.label}: always_allow is ignored in a workspace file (its tools still ask).`);
     }
@@ -238,9 +261,6 @@ function fromDeerFlow(source: McpSource, data: unknown, ctx: ResolveContext): Lo
   return { servers, diagnostics };
 }
 
-function routingOf(r: z.infer<typeof RoutingZ> | undefined): McpRouting {
-  return r ? { mode: r.mode, priority: r.priority, keywords: r.keywords } : { mode: "off", priority: 0, keywords: [] };
-}
 
 function transportOf(spelling: string): "stdio" | "http" | "sse" | undefined {
   return TRANSPORT_ALIASES[spelling];

@@ -6,11 +6,12 @@
  * States: starting → ready (with the server's tools) | error (with a reason a person can act
  * on), and error again when a ready session's transport closes (the server exited or crashed).
  * Bring-up (spawn, initialize, tools/list with every page) is bounded by `session_init_timeout`
- * (DeerFlow's); every call by its own timeout and the run's AbortSignal, which the SDK turns into
+ * (DeerFlow's); every call by the run's AbortSignal (and a stdio server's `tool_call_timeout`), which the SDK turns into
  * `notifications/cancelled` for the server. The reason never carries the server's stderr lines
  * to the model: the caller decides who sees what (the log tail goes to the user's status).
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import type { RequestOptions } from "@modelcontextprotocol/sdk/shared/protocol.js";
 import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js";
 import { ErrorCode, McpError, type CallToolResult, type Tool } from "@modelcontextprotocol/sdk/types.js";
 import { errorMessage } from "../errors.js";
@@ -99,23 +100,24 @@ export class McpConnection {
     }
   }
 
-  /** One tools/call; rejects with McpCallError (timeout, closed connection, protocol error). */
-  async callTool(name: string, args: Record<string, unknown>, o: { timeoutMs: number; signal?: AbortSignal }): Promise<CallToolResult> {
+  /**
+   * One tools/call; rejects with McpCallError (timeout, closed connection, protocol error).
+   * `timeoutMs` is `tool_call_timeout` (stdio only, config.ts): the longest wait for an answer or a
+   * progress notification. Absent, the call has no limit of its own (DeerFlow's default): only the
+   * run's signal ends it.
+   */
+  async callTool(name: string, args: Record<string, unknown>, o: { timeoutMs?: number; signal?: AbortSignal }): Promise<CallToolResult> {
     const client = this.client;
     if (!client || this.current.kind !== "ready") {
       throw new McpCallError("unavailable", this.current.kind === "error" ? this.current.reason : "the session is not started");
     }
     try {
-      const result = await client.callTool({ name, arguments: args }, undefined, {
-        timeout: o.timeoutMs,
-        resetTimeoutOnProgress: true,
-        ...(o.signal ? { signal: o.signal } : {}),
-      });
+      const result = await client.callTool({ name, arguments: args }, undefined, callRequestOptions(o.timeoutMs, o.signal));
       return result as CallToolResult;
     } catch (err) {
       if (o.signal?.aborted) throw o.signal.reason instanceof Error ? o.signal.reason : new Error("cancelled");
       if (err instanceof McpError && (err.code as ErrorCode) === ErrorCode.RequestTimeout) {
-        throw new McpCallError("timeout", `no answer within ${o.timeoutMs / 1000} s (tool_call_timeout)`);
+        throw new McpCallError("timeout", o.timeoutMs === undefined ? "no answer (the request timed out)" : `no answer within ${o.timeoutMs / 1000} s (tool_call_timeout)`);
       }
       if (err instanceof McpError && (err.code as ErrorCode) === ErrorCode.ConnectionClosed) {
         const how = this.o.exitReason?.();
@@ -137,6 +139,26 @@ export class McpConnection {
     this.client = undefined;
     await client?.close().catch(() => undefined);
   }
+}
+
+/**
+ * The longest delay a timer takes (2^31 - 1 ms, about 24.8 days): the SDK has no "no timeout"
+ * and falls back to its own 60 s when none is given, so "no limit" is this.
+ */
+export const NO_CALL_TIMEOUT_MS = 2_147_483_647;
+
+/**
+ * The SDK request options of one tools/call. `onprogress` is what makes the SDK send a progress
+ * token (protocol.js only adds `_meta.progressToken` with a handler), so a server's progress
+ * notifications reach us and `resetTimeoutOnProgress` restarts the wait on each.
+ */
+export function callRequestOptions(timeoutMs: number | undefined, signal?: AbortSignal): RequestOptions {
+  return {
+    timeout: timeoutMs ?? NO_CALL_TIMEOUT_MS,
+    resetTimeoutOnProgress: true,
+    onprogress: () => undefined,
+    ...(signal ? { signal } : {}),
+  };
 }
 
 export class McpStartError extends Error {

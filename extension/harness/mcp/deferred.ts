@@ -19,7 +19,7 @@ import { tool } from "langchain";
 import { ToolMessage } from "@langchain/core/messages";
 import type { StructuredToolInterface } from "@langchain/core/tools";
 import { convertToOpenAIFunction } from "@langchain/core/utils/function_calling";
-import { Command } from "@langchain/langgraph";
+import { Command, isCommand } from "@langchain/langgraph";
 import { z } from "zod";
 import { canonicalJson } from "./config.js";
 import { isMcpTool, mcpToolInfo } from "./tools.js";
@@ -113,6 +113,46 @@ export function toolSearchTool(catalog: DeferredToolCatalog): StructuredToolInte
     },
     { name: TOOL_SEARCH_NAME, description: DESCRIPTION, schema: z.object({ query: z.string() }) },
   );
+}
+
+/** DeerFlow's text when a tool_search result cannot be checked against the active skill's policy. */
+export const TOOL_SEARCH_POLICY_ERROR = "Error: tool_search returned a result that could not be validated against the active skill policy.";
+
+/**
+ * tool_search's answer under an active skill's `allowed-tools` (DeerFlow
+ * `SkillToolPolicyMiddleware._filter_tool_search_result`): the denied tools' schemas leave the
+ * result and their names leave `promoted`, so discovery never shows the model a tool the skill
+ * took away. Anything but the shape toolSearchTool returns fails closed with DeerFlow's text.
+ */
+export function restrictToolSearchResult(result: unknown, allowed: ReadonlySet<string>, toolCallId: string): ToolMessage | Command {
+  const refuse = () => new ToolMessage({ content: TOOL_SEARCH_POLICY_ERROR, tool_call_id: toolCallId, name: TOOL_SEARCH_NAME, status: "error" });
+  if (!isCommand(result) || typeof result.update !== "object" || result.update === null || Array.isArray(result.update)) return refuse();
+  const update = result.update;
+  const promoted = update.promoted as { catalog_hash?: unknown; names?: unknown } | undefined;
+  const messages = update.messages;
+  if (!promoted || !Array.isArray(promoted.names) || !promoted.names.every((n) => typeof n === "string") || !Array.isArray(messages) || messages.length !== 1) return refuse();
+  const message: unknown = messages[0];
+  if (!ToolMessage.isInstance(message) || typeof message.content !== "string") return refuse();
+  const names = promoted.names.filter((n) => allowed.has(n));
+  let content = message.content;
+  if (promoted.names.length > 0) {
+    let schemas: unknown;
+    try {
+      schemas = JSON.parse(content);
+    } catch {
+      return refuse();
+    }
+    if (!Array.isArray(schemas)) return refuse();
+    const kept = schemas.filter((x) => typeof x === "object" && x !== null && names.includes(String((x as { name?: unknown }).name)));
+    content = kept.length > 0 ? JSON.stringify(kept, null, 2) : "No tools found matching the active skill policy.";
+  }
+  return new Command({
+    update: {
+      ...update,
+      promoted: { ...promoted, names },
+      messages: [new ToolMessage({ content, tool_call_id: message.tool_call_id, name: TOOL_SEARCH_NAME })],
+    },
+  });
 }
 
 /** What one agent build defers: empty (no tool_search) or populated; the three move together. */

@@ -27,6 +27,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import type { McpListView, McpServerState, McpServerView } from "../../protocol/mcp.js";
 import { errorMessage } from "../errors.js";
 import { loadDefinitions, canonicalJson } from "./config.js";
+import { toolRoutingOf } from "./routing.js";
 import { McpCallError, McpConnection } from "./connection.js";
 import type { McpLauncher } from "./launch.js";
 import type { McpServerLogs } from "./logs.js";
@@ -35,7 +36,7 @@ import type { McpOverrides } from "./overrides.js";
 import { mcpSources } from "./sources.js";
 import { buildMcpTool, type McpToolInfo, type ResultContext } from "./tools.js";
 import { describeLaunch, mcpTrust, type McpApprovals } from "./trust.js";
-import { DEFAULT_TOOL_CALL_TIMEOUT_S, type McpDiagnostic, type McpServerDefinition } from "./types.js";
+import { type McpDiagnostic, type McpServerDefinition } from "./types.js";
 
 /** Open sessions per server (one per thread that called it), least recently used closed first. */
 const MAX_SESSIONS = 16;
@@ -155,7 +156,7 @@ export class McpRegistry {
           continue;
         }
         taken.add(name);
-        const routing = { ...d.routing, ...(d.toolRouting[t.name] ?? {}) };
+        const routing = toolRoutingOf(d, t.name);
         const info: McpToolInfo = {
           server: d.name,
           tool: t.name,
@@ -406,7 +407,8 @@ export class McpRegistry {
   private async call(server: string, threadId: string, tool: string, args: Record<string, unknown>, signal: AbortSignal | undefined) {
     const entry = this.entries.get(server);
     if (!entry || this.disposed) throw new Error(`MCP server '${server}' is no longer configured; the call was not made.`);
-    const timeoutS = entry.def.toolCallTimeoutS ?? DEFAULT_TOOL_CALL_TIMEOUT_S;
+    // Unset: no per-call limit (DeerFlow's default); config.ts keeps it off http/sse servers.
+    const timeoutS = entry.def.toolCallTimeoutS;
     let connection: McpConnection;
     try {
       connection = await this.sessionFor(entry, threadId, signal);
@@ -415,7 +417,7 @@ export class McpRegistry {
       throw new Error(`MCP server '${server}' is not available: ${errorMessage(err)}. The tool '${tool}' was not called.`, { cause: err });
     }
     try {
-      return await connection.callTool(tool, args, { timeoutMs: timeoutS * 1000, ...(signal ? { signal } : {}) });
+      return await connection.callTool(tool, args, { ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}), ...(signal ? { signal } : {}) });
     } catch (err) {
       if (!(err instanceof McpCallError)) throw err;
       if (err.kind === "timeout") throw new Error(`MCP tool '${tool}' on server '${server}' gave ${err.message}; the call was cancelled.`, { cause: err });

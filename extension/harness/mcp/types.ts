@@ -65,7 +65,7 @@ export interface McpServerDefinition {
    */
   readonly fingerprint: string;
   readonly toolNamePrefix: boolean;
-  /** Seconds; DeerFlow's keys. */
+  /** Seconds; DeerFlow's keys. `toolCallTimeoutS` is a stdio server's only (config.ts); absent: no per-call limit. */
   readonly toolCallTimeoutS?: number;
   readonly sessionInitTimeoutS: number;
   /** Tools of a user-config server that run without asking (`always_allow`); a workspace server's list is ignored. */
@@ -90,5 +90,3 @@ export interface McpDiagnostic {
 
 /** DeerFlow's DEFAULT_MCP_SESSION_INIT_TIMEOUT. */
 export const DEFAULT_SESSION_INIT_TIMEOUT_S = 60;
-/** No `tool_call_timeout`: the SDK's default request timeout (a hung server never stalls a run). */
-export const DEFAULT_TOOL_CALL_TIMEOUT_S = 60;

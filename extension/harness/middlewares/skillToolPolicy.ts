@@ -5,6 +5,7 @@
  *
  * - `wrapModelCall`: the tools the policy does not allow are not offered to the model.
  * - `wrapToolCall`: a call the policy does not allow gets DeerFlow's error result and never runs;
+ *   tool_search's answer loses the schemas and promotions of the tools it does not allow;
  *   and a successful read_file of a skill's SKILL.md records it in `skill_context` (the Command's
  *   state update; DeerFlow stamps the read in ToolErrorHandling and captures it in
  *   DurableContext's before_model, one hook point later).
@@ -27,6 +28,7 @@ import { threadStateFields } from "../state/threadState.js";
 import type { SkillCatalog } from "../skills/catalog.js";
 import { skillAt } from "../skills/catalog.js";
 import { allowedToolNames, BLOCKED_TOOL_MESSAGE } from "../skills/policy.js";
+import { restrictToolSearchResult, TOOL_SEARCH_NAME } from "../mcp/deferred.js";
 import { SKILL_READ_TOOL_NAMES, skillContextEntry, type SkillContextEntry } from "../skills/context.js";
 import type { Skill } from "../skills/types.js";
 import { contentText, isGenuineUserMessage } from "./shared/messages.js";
@@ -118,6 +120,8 @@ export function skillToolPolicyMiddleware(o: SkillToolPolicyOptions) {
         return new ToolMessage({ content: BLOCKED_TOOL_MESSAGE(call.name), tool_call_id: call.id ?? "missing_tool_call_id", name: call.name, status: "error" });
       }
       const result = await handler(request);
+      // tool_search stays available under a restrictive skill; its answer may not show what the skill denies.
+      if (allowed && call.name === TOOL_SEARCH_NAME) return restrictToolSearchResult(result, allowed, call.id ?? "missing_tool_call_id");
       if (!SKILL_READ_TOOL_NAMES.has(call.name)) return result;
       const path = (call.args as { path?: unknown } | undefined)?.path;
       if (typeof path !== "string") return result;

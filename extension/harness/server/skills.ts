@@ -29,8 +29,8 @@ export async function setSkillEnabled(workspaces: Workspaces, session: Session, 
   const ctx = context(workspaces, session, log, p.workspaceFolder);
   const before = await loadSkillCatalog(ctx);
   if (!before.skills.some((s) => s.meta.name === p.name)) throw new HarnessError("skill_not_found", `No skill named "${p.name}" in this workspace's skills.`);
-  writeSkillEnabled(session.dataDir, p.name, p.enabled);
-  log.info(`Skill "${p.name}" ${p.enabled ? "enabled" : "disabled"} (${session.dataDir}/extensions_config.json).`);
+  const file = writeSkillEnabled(session.dataDir, p.name, p.enabled);
+  log.info(`Skill "${p.name}" ${p.enabled ? "enabled" : "disabled"} (${file}).`);
   const after = await loadSkillCatalog(ctx);
   return { skills: skillViews(after), diagnostics: [...after.diagnostics] };
 }

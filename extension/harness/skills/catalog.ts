@@ -8,8 +8,10 @@
  * - A name is taken by the first root that has it (project before user, discover.ts); a later
  *   skill of the same name is `shadowed`: listed with a diagnostic, warned once per process
  *   through `onShadow`, not loaded.
- * - Each skill gets its folder `/mnt/skills/<scope>/<folder>` (DeerFlow's layout, flat): the
- *   folder's own name, or `<name>-2`, … when another root of the same scope already has that name.
+ * - Each skill gets its folder `/mnt/skills/<scope>/<path below its root>` (DeerFlow's
+ *   `get_container_path`: `custom/team/helper` stays `/mnt/skills/custom/team/helper`), or, when
+ *   another root of the same scope already holds that path (or one above or below it), the same
+ *   path with its first segment made `<segment>-2`, …: two skills never share or nest folders.
  * - Sorted by name (DeerFlow's load_skills), so everything rendered from it is stable.
  */
 import { createHash } from "node:crypto";
@@ -70,8 +72,7 @@ export function buildCatalog(discovery: Discovery, state: EnabledState, options:
       }
       continue;
     }
-    let segment = f.folderName;
-    for (let n = 2; taken.has(`${f.scope}/${segment}`); n++) segment = `${f.folderName}-${n}`;
+    const segment = freeSegment(taken, f.scope, f.relPath);
     taken.add(`${f.scope}/${segment}`);
     const virtualDir = posix.join(SKILLS_VIRTUAL_PATH, f.scope, segment);
     const skill: Skill = {
@@ -92,6 +93,19 @@ export function buildCatalog(discovery: Discovery, state: EnabledState, options:
   const hash = createHash("sha256");
   for (const s of skills) hash.update(`${s.meta.name}\0${s.meta.description}\0${s.location}\0${s.enabled}\0${s.meta.disableModelInvocation}\0${(s.meta.allowedTools ?? ["*"]).join(",")}\n`);
   return { skills, broken, shadowed, diagnostics: [...discovery.diagnostics, ...state.diagnostics], hash: hash.digest("hex").slice(0, 16) };
+}
+
+/** `rel`, or the first variant of it that neither equals, contains nor lies inside a taken one of `scope`. */
+function freeSegment(taken: ReadonlySet<string>, scope: string, rel: string): string {
+  const clashes = (candidate: string) => {
+    const key = `${scope}/${candidate}`;
+    for (const t of taken) if (t === key || t.startsWith(`${key}/`) || key.startsWith(`${t}/`)) return true;
+    return false;
+  };
+  const [first, ...rest] = rel.split("/");
+  let candidate = rel;
+  for (let n = 2; clashes(candidate); n++) candidate = [`${first}-${n}`, ...rest].join("/");
+  return candidate;
 }
 
 export function enabledSkills(c: SkillCatalog): Skill[] {

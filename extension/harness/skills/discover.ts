@@ -38,6 +38,8 @@ export interface FoundSkill {
   readonly hostDir: string;
   /** The folder's name as found (a link's own name, not its target's). */
   readonly folderName: string;
+  /** Its path below the root, `/`-separated (`team/helper`): DeerFlow's `relative_path`, kept in /mnt/skills. */
+  readonly relPath: string;
   /** SKILL.md, when it could be read; else `diagnostics` says why. */
   readonly text?: string;
   readonly diagnostics: readonly SkillDiagnostic[];
@@ -144,10 +146,10 @@ async function walkRoot(root: SkillRoot, found: FoundSkill[], diagnostics: Skill
   if (!start.real) return;
   const seen = new Set<string>();
   let folders = 0;
-  const queue: Array<{ dir: string; depth: number }> = [{ dir: start.real, depth: 0 }];
+  const queue: Array<{ dir: string; depth: number; rel: string }> = [{ dir: start.real, depth: 0, rel: "" }];
   while (queue.length > 0) {
     signal?.throwIfAborted();
-    const { dir, depth } = queue.shift()!;
+    const { dir, depth, rel } = queue.shift()!;
     if (seen.has(dir)) continue;
     seen.add(dir);
     if (++folders > MAX_FOLDERS_PER_ROOT) {
@@ -175,11 +177,12 @@ async function walkRoot(root: SkillRoot, found: FoundSkill[], diagnostics: Skill
           root: root.path,
           hostDir: child.real,
           folderName: name,
+          relPath: rel ? `${rel}/${name}` : name,
           ...(skill.text !== undefined ? { text: skill.text } : {}),
           diagnostics: skill.diagnostic ? [skill.diagnostic] : [],
         });
       } else if (depth + 1 < MAX_DEPTH) {
-        queue.push({ dir: child.real, depth: depth + 1 });
+        queue.push({ dir: child.real, depth: depth + 1, rel: rel ? `${rel}/${name}` : name });
       }
     }
   }

@@ -2,8 +2,9 @@
  * Which skills are enabled: DeerFlow's `extensions_config.json` key `skills.<name>.enabled` (a
  * skill with no entry is enabled, `ExtensionsConfig.is_skill_enabled`), re-read on every load.
  *
- * Files read, in this order: the user's `<data-dir>/extensions_config.json` (where the panel's
- * Disable writes), the one `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names, and the workspace's
+ * Files read, in this order: the user's `<data-dir>/extensions_config.json`, the one
+ * `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names (where the panel's toggle and `skills enable` write
+ * when it is set, as DeerFlow's writers do), and the workspace's
  * `.deerflow/extensions_config.json` when the workspace is trusted. A skill is disabled when any
  * of them says `enabled: false`: a file may only take a skill away, so a workspace cannot
  * re-enable what the user turned off. A file that is not valid JSON is reported (DeerFlow's text)
@@ -67,9 +68,29 @@ export function readEnabledState(files: readonly string[]): EnabledState {
   return { disabled, diagnostics };
 }
 
-/** Set `skills.<name>.enabled` in the user's file (`<data-dir>/extensions_config.json`). */
-export function writeSkillEnabled(dataDir: string, name: string, enabled: boolean): void {
-  const file = join(dataDir, EXTENSIONS_CONFIG_FILE);
+/**
+ * The user's extensions config, as DeerFlow resolves it for its writers
+ * (`ExtensionsConfig.resolve_config_path`): the file `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names, else
+ * `<data-dir>/extensions_config.json`.
+ */
+export function userExtensionsConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
+  return env.DEER_FLOW_EXTENSIONS_CONFIG_PATH || join(dataDir, EXTENSIONS_CONFIG_FILE);
+}
+
+/**
+ * Set `skills.<name>.enabled` in the user's file (userExtensionsConfigFile); returns the file
+ * written. With a named file, the data dir's own file is read too (a deny source), so an enable
+ * also lifts its `enabled: false`: otherwise the toggle would report success and change nothing.
+ */
+export function writeSkillEnabled(dataDir: string, name: string, enabled: boolean, env: NodeJS.ProcessEnv = process.env): string {
+  const file = userExtensionsConfigFile(dataDir, env);
+  setEntry(file, name, enabled);
+  const own = join(dataDir, EXTENSIONS_CONFIG_FILE);
+  if (enabled && file !== own && readEnabledState([own]).disabled.has(name)) setEntry(own, name, true);
+  return file;
+}
+
+function setEntry(file: string, name: string, enabled: boolean): void {
   const { data, error } = readJson(file);
   if (error) throw new HarnessError("usage", `${error}; fix it before changing a skill's state, so nothing in it is lost.`);
   const config: Json = { ...(data ?? {}) };

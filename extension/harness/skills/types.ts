@@ -54,7 +54,7 @@ export interface Skill {
   readonly scope: SkillScope;
   /** The skill folder's real host path (where `SKILL.md` is). */
   readonly hostDir: string;
-  /** The folder's segment under `/mnt/skills/<scope>/` (unique per scope; see catalog.ts). */
+  /** The folder's path under `/mnt/skills/<scope>/`, nesting kept (`team/helper`; unique per scope, see catalog.ts). */
   readonly segment: string;
   /** `/mnt/skills/<scope>/<segment>` */
   readonly virtualDir: string;

@@ -54,8 +54,8 @@ async function ensureFolder(path: string): Promise<void> {
 async function collect(skill: Skill, files: Map<string, Wanted>, dirs: Set<string>, totals: { files: number; bytes: number }, signal?: AbortSignal): Promise<SkillDiagnostic[]> {
   const out: SkillDiagnostic[] = [];
   const base = posix.join(skill.scope, skill.segment);
-  dirs.add(skill.scope);
-  dirs.add(base);
+  // Every folder from the scope down to the skill: a nested skill (`custom/team/helper`) keeps its path.
+  base.split("/").forEach((_, i, parts) => dirs.add(parts.slice(0, i + 1).join("/")));
   const seen = new Set<string>();
   let count = 0;
   let bytes = 0;

@@ -110,13 +110,12 @@ export const SubagentsConfigZ = z
       .record(z.string(), CustomAgentZ)
       .default({})
       // Names are checked here rather than by the record's key schema, whose error does not say why.
+      // A built-in's name is accepted (DeerFlow's registry: the built-in wins, subagentSettings).
       .superRefine((agents, ctx) => {
         for (const name of Object.keys(agents)) {
           if (!CUSTOM_NAME.test(name)) {
             ctx.addIssue({ code: "custom", path: [name], message: "a custom subagent's name is lowercase letters, digits, '-' or '_', starting with a letter (at most 64)" });
           }
-          // BUILTIN_SUBAGENTS is read when a config is parsed, after this module loaded.
-          if (BUILTIN_SUBAGENTS.some((t) => t.name === name)) ctx.addIssue({ code: "custom", path: [name], message: `"${name}" is a built-in subagent type; choose another name` });
         }
       }),
   })
@@ -150,7 +149,10 @@ export interface SubagentSettings {
  * resolveModel); one it cannot find fails only the tasks of that type, with the reason.
  */
 export function subagentSettings(c: SubagentsConfig = SUBAGENTS_DEFAULTS, resolve?: (name: string) => ResolvedModel): SubagentSettings {
-  const custom = Object.entries(c.custom_agents).map(([name, a]) => customType(name, a));
+  // DeerFlow `get_subagent_config`: a built-in type is looked up first, so a custom one of the same name never runs (config/deerflowKeys.ts says so on load).
+  const custom = Object.entries(c.custom_agents)
+    .filter(([name]) => !isBuiltinSubagent(name))
+    .map(([name, a]) => customType(name, a));
   const models: Record<string, { resolved: ResolvedModel } | { error: string }> = {};
   // DeerFlow's order: the per-agent override, then the custom type's own `model`; `inherit` = the lead's.
   const wanted = new Map<string, string>();
@@ -249,6 +251,10 @@ ${WORKING_DIRECTORY}`,
 };
 
 export const BUILTIN_SUBAGENTS: readonly SubagentType[] = [GENERAL_PURPOSE, BASH];
+
+export function isBuiltinSubagent(name: string): boolean {
+  return BUILTIN_SUBAGENTS.some((t) => t.name === name);
+}
 
 /** A custom type from its config entry. Its prompt gets the same working-directory block as the built-ins: the paths are the sandbox's, not the user's to know. */
 function customType(name: string, a: CustomAgentConfig): SubagentType {

@@ -19,7 +19,7 @@ const codes = (d: ReadonlyArray<{ code: string }>) => d.map((x) => x.code);
 const noState = { disabled: new Set<string>(), diagnostics: [] };
 function catalogOf(files: Record<string, string>): SkillCatalog {
   const discovery: Discovery = {
-    found: Object.entries(files).map(([folder, text]) => ({ scope: "project" as const, root: "/r", hostDir: `/r/${folder}`, folderName: folder, text, diagnostics: [] })),
+    found: Object.entries(files).map(([folder, text]) => ({ scope: "project" as const, root: "/r", hostDir: `/r/${folder}`, folderName: folder, relPath: folder, text, diagnostics: [] })),
     diagnostics: [],
   };
   return buildCatalog(discovery, noState);
