@@ -74,7 +74,7 @@ test("by default a fetch asks; approved, it returns the page as Markdown without
   assert.match(result, /^# Changelog/);
   assert.match(result, /Version 2 adds streaming\./);
   assert.doesNotMatch(result, /script text|leaked/);
-  assert.doesNotMatch(result, /<\/tool_result>|<system-reminder>/);
+  assert.doesNotMatch(result, /<\/tool|<system-reminder>/);
   assert.match(result, /&lt;system-reminder&gt;/);
 });
 

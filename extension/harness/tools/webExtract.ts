@@ -12,6 +12,7 @@
 import { parseHTML } from "linkedom";
 import { Readability } from "@mozilla/readability";
 import TurndownService from "turndown";
+import { neutralizeUntrustedTags } from "../middlewares/shared/harnessTags.js";
 
 /** Elements that never carry readable content; removed before extraction. */
 const DROPPED = ["script", "style", "noscript", "template", "iframe", "object", "embed", "svg", "canvas", "link", "meta"];
@@ -47,6 +48,23 @@ function turndown(): TurndownService {
   return t;
 }
 
+/**
+ * The content with every text node's harness tags neutralized before Markdown conversion: turndown
+ * escapes `_` (`</tool\_result>`), which the neutralizer's pattern would no longer recognise.
+ */
+function neutralizedText(html: string): string {
+  const { document } = parseHTML(`<!doctype html><html><body>${html}</body></html>`);
+  // linkedom parses `&lt;` as a text node of its own: merge neighbours so a tag is one string.
+  document.body.normalize();
+  const walker = document.createTreeWalker(document.body, 4 /* NodeFilter.SHOW_TEXT */);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const text = node.nodeValue ?? "";
+    const safe = neutralizeUntrustedTags(text);
+    if (safe !== text) node.nodeValue = safe;
+  }
+  return document.body.innerHTML;
+}
+
 /** `# title` and the page's main content as Markdown (DeerFlow's `Article.to_markdown`). */
 export function htmlToMarkdown(html: string, url: string): string {
   const { document } = parseHTML(html);
@@ -67,6 +85,6 @@ export function htmlToMarkdown(html: string, url: string): string {
     for (const el of Array.from(fallback.querySelectorAll(DROPPED.join(",")))) el.remove();
     content = fallback.body?.innerHTML ?? "";
   }
-  const markdown = content.trim() ? turndown().turndown(content).trim() : "";
+  const markdown = content.trim() ? turndown().turndown(neutralizedText(content)).trim() : "";
   return `# ${title || url}\n\n${markdown || "*No content available*"}\n`;
 }
