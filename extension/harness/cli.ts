@@ -39,9 +39,9 @@ const USAGE = `Usage:
                    and the config's subagents.custom_agents; config key subagents.enabled);
                    their events carry data.task_id.
                    --approval sets what runs without asking, per tool class (read, write,
-                   protected, shell, mcp, other) as auto, ask or deny; defaults: read=auto,
+                   protected, shell, mcp, web, other) as auto, ask or deny; defaults: read=auto,
                    write=auto, protected=ask, shell=ask on the host (auto in a dev container),
-                   mcp=ask, other=ask. A call that asks pauses the run (stop_reason "approval").
+                   mcp=ask, web=ask, other=ask. A call that asks pauses the run (stop_reason "approval").
                    A thread waiting on approval refuses a new run unless --multitask interrupt,
                    which rejects the pending calls first.
                    The API key comes from the environment (OPENAI_API_KEY or the model's

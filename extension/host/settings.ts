@@ -124,7 +124,7 @@ export function modelChoiceSettings(cfg: Pick<vscode.WorkspaceConfiguration, "in
   return out;
 }
 
-const TOOL_CLASSES = ["read", "write", "protected", "shell", "mcp", "other"] as const;
+const TOOL_CLASSES = ["read", "write", "protected", "shell", "mcp", "web", "other"] as const;
 type ToolClass = (typeof TOOL_CLASSES)[number];
 type ApprovalMode = "auto" | "ask" | "deny";
 

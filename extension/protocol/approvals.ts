@@ -3,7 +3,7 @@
  * Type-only (the numbers all three must agree on are in ./approvalLimits.ts).
  */
 
-export type ToolClass = "read" | "write" | "protected" | "shell" | "mcp" | "other";
+export type ToolClass = "read" | "write" | "protected" | "shell" | "mcp" | "web" | "other";
 export type ApprovalMode = "auto" | "ask" | "deny";
 /** Where a call runs: on this machine, or in the folder's dev container. */
 export type SandboxKind = "local" | "devcontainer";
@@ -19,6 +19,8 @@ export interface AlwaysAllowRule {
   sandbox: SandboxKind;
   /** bash only: every sub-command must start with these words (`npm test`). */
   prefix?: string;
+  /** web_fetch only (issue 35): the URL's host name, exactly (`docs.python.org`). */
+  host?: string;
 }
 
 /** One tool call a paused run waits on: `end.data.pending_approvals`, the `approval_requested` event. */

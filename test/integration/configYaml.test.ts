@@ -31,7 +31,7 @@ test("DeerFlow's own config.example.yaml, unchanged, as config.yaml: a run succe
   assert.equal(server.requests.length - first, 1);
   const notes = r.stderr.split("\n").filter((l) => l.includes("not supported here"));
   assert.equal(notes.length, 1, r.stderr);
-  assert.match(notes[0]!, /config\.yaml: not supported here: log_level, logging, tool_groups, tools, suggestions, .*scheduler/);
+  assert.match(notes[0]!, /config\.yaml: not supported here: log_level, logging, tool_groups, suggestions, .*scheduler/);
   // Its sections took effect: title on (the local fallback), the local sandbox (LocalSandboxProvider).
   const meta = r.lines.find((l) => l.event === "metadata")!;
   assert.equal(meta.data.sandbox, "local");

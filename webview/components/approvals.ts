@@ -13,7 +13,7 @@ import type { WebviewToHost } from "../../extension/protocol/webview.js";
 import { DECISION_LIMITS } from "../../extension/protocol/approvalLimits.js";
 import { h, icon, setText } from "./dom.js";
 
-const CLASS_ICON: Record<string, string> = { read: "eye", write: "edit", protected: "shield", shell: "terminal", mcp: "plug", other: "extensions" };
+const CLASS_ICON: Record<string, string> = { read: "eye", write: "edit", protected: "shield", shell: "terminal", mcp: "plug", web: "globe", other: "extensions" };
 const DIFFABLE = new Set(["write_file", "str_replace"]);
 /** Longer (or more lines) than this, an argument value is collapsed under its first line. */
 const SHORT_CHARS = 160;

@@ -36,6 +36,7 @@ import type { ChainSettings } from "../config/sections.js";
 import type { RunSkills } from "../skills/service.js";
 import { skillIndexSection, skillSystemSection } from "../skills/prompt.js";
 import { describeSkillTool } from "../tools/describeSkill.js";
+import { webFetchTool } from "../tools/webFetch.js";
 
 export interface LeadAgentOptions {
   model: BaseChatModel;
@@ -95,6 +96,8 @@ export function buildLeadTools(o: LeadAgentOptions & { protectedWritesAllowed: S
   // DeerFlow registers view_image only for vision models: others cannot use the bytes.
   if (o.supportsVision) tools.push(viewImageTool(o.dirs, o.blobs));
   if (o.skills?.deferred) tools.push(describeSkillTool(o.skills.catalog));
+  // Only with DeerFlow's `tools:` entry `name: web_fetch` (config/webTools.ts); its calls are class `web`.
+  if (o.chainSettings?.webFetch) tools.push(webFetchTool(o.chainSettings.webFetch));
   // MCP tools after the built-ins (DeerFlow's dedup order): a server cannot replace one of ours.
   for (const t of o.mcp?.tools ?? []) {
     if (tools.some((b) => b.name === t.name)) diagnostics.warn(`Duplicate tool name '${t.name}' detected and skipped (an MCP tool named like a built-in).`);
@@ -116,6 +119,7 @@ export function buildLeadAgent(options: LeadAgentOptions) {
     allowHostCommands: o.allowHostCommands,
     protectedWritesAllowed: o.protectedWritesAllowed,
     mcpTools: mcpToolIndex(tools),
+    ...(o.chainSettings?.webFetch ? { webAllowPrivateAddresses: o.chainSettings.webFetch.allowPrivateAddresses } : {}),
   };
   const parentTools = [...tools];
   // Past a size (or when configured), MCP schemas wait behind tool_search (mcp/deferred.ts); subagents assemble their own.

@@ -4,6 +4,7 @@
  * A rule is keyed by tool, class and sandbox kind (protocol/approvals.ts AlwaysAllowRule):
  * - never a protected write: each one is the user's decision, so the card offers no rule;
  * - only in the sandbox kind of the card: "in the dev container" never covers a call on the host;
+ * - for web_fetch, the URL's host (issue 35): "always" covers pages of that host only;
  * - for bash, a command prefix the card shows, as VS Code's terminal auto-approve rules are read:
  *   the command line is split into its sub-commands (`;`, `&&`, `||`, `|`, `&`, new lines) and
  *   every one must start with the prefix's words. A line with command or process substitution
@@ -72,6 +73,17 @@ export function commandPrefix(command: string): string | undefined {
   return subs.every((s) => startsWith(s, prefix)) ? prefix.join(" ") : undefined;
 }
 
+/** The host name of a web_fetch call's URL, lower case, or undefined when it has none. */
+function urlHost(args: unknown): string | undefined {
+  const url = (args && typeof args === "object" ? (args as Record<string, unknown>).url : undefined);
+  if (typeof url !== "string") return undefined;
+  try {
+    return new URL(url).hostname.toLowerCase() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function where(sandbox: SandboxKind): string {
   return sandbox === "devcontainer" ? "in the dev container" : "on this machine";
 }
@@ -85,6 +97,11 @@ export function alwaysAllowFor(call: { name: string; args?: unknown }, cls: Tool
     if (!prefix) return undefined;
     return { rule: { tool: "bash", class: cls, sandbox, prefix }, label: `Always allow commands starting with "${prefix}" ${where(sandbox)} in this thread` };
   }
+  if (call.name === "web_fetch") {
+    const host = urlHost(call.args);
+    if (!host) return undefined;
+    return { rule: { tool: "web_fetch", class: cls, sandbox, host }, label: `Always allow web_fetch of pages on ${host} in this thread` };
+  }
   const scope = cls === "write" ? " (not protected paths)" : "";
   return { rule: { tool: call.name, class: cls, sandbox }, label: `Always allow ${call.name}${scope} in this thread` };
 }
@@ -93,7 +110,8 @@ export function alwaysAllowFor(call: { name: string; args?: unknown }, cls: Tool
 export function ruleCovers(rule: AlwaysAllowRule, call: { name: string; args?: unknown }, cls: ToolClass, sandbox: SandboxKind): boolean {
   if (cls === "protected" || rule.class === "protected") return false;
   if (rule.tool !== call.name || rule.class !== cls || rule.sandbox !== sandbox) return false;
-  if (call.name !== "bash") return rule.prefix === undefined;
+  if (call.name === "web_fetch") return rule.prefix === undefined && typeof rule.host === "string" && rule.host === urlHost(call.args);
+  if (call.name !== "bash") return rule.prefix === undefined && rule.host === undefined;
   const args = (call.args && typeof call.args === "object" ? call.args : {}) as Record<string, unknown>;
   if (typeof rule.prefix !== "string" || typeof args.command !== "string") return false;
   const prefix = words(rule.prefix);
@@ -101,13 +119,13 @@ export function ruleCovers(rule: AlwaysAllowRule, call: { name: string; args?: u
   return subs !== undefined && subs.every((s) => startsWith(s, prefix));
 }
 
-const CLASSES = new Set<string>(["read", "write", "protected", "shell", "other"]);
+const CLASSES = new Set<string>(["read", "write", "protected", "shell", "web", "other"]);
 
 function isRule(v: unknown): v is AlwaysAllowRule {
   if (v === null || typeof v !== "object") return false;
   const r = v as Record<string, unknown>;
   return typeof r.tool === "string" && typeof r.class === "string" && CLASSES.has(r.class) && r.class !== "protected" &&
-    (r.sandbox === "local" || r.sandbox === "devcontainer") && (r.prefix === undefined || typeof r.prefix === "string");
+    (r.sandbox === "local" || r.sandbox === "devcontainer") && (r.prefix === undefined || typeof r.prefix === "string") && (r.host === undefined || typeof r.host === "string");
 }
 
 /** The thread's rules from its `approval_always_allow` channel; legacy tool names are dropped (see above). */
@@ -117,6 +135,6 @@ export function readRules(raw: unknown): AlwaysAllowRule[] {
 
 /** `rules` with `rule` added once. */
 export function withRule(rules: readonly AlwaysAllowRule[], rule: AlwaysAllowRule): AlwaysAllowRule[] {
-  const same = (r: AlwaysAllowRule) => r.tool === rule.tool && r.class === rule.class && r.sandbox === rule.sandbox && r.prefix === rule.prefix;
+  const same = (r: AlwaysAllowRule) => r.tool === rule.tool && r.class === rule.class && r.sandbox === rule.sandbox && r.prefix === rule.prefix && r.host === rule.host;
   return rules.some(same) ? [...rules] : [...rules, rule];
 }

@@ -8,6 +8,7 @@ import { isSkillsPath, mapVirtualPath } from "../sandbox/paths.js";
 import { classifyWrite } from "../sandbox/trust/protectedPaths.js";
 import type { ToolClass } from "./policy.js";
 import type { McpToolInfo } from "../mcp/tools.js";
+import { checkUrl, WebFetchError } from "../tools/webRequest.js";
 
 /** Tools that only read the thread's files, or change nothing outside the thread's own state. */
 const READ_TOOLS = new Set(["ls", "read_file", "glob", "grep", "view_image", "present_files", "describe_skill"]);
@@ -39,6 +40,8 @@ export interface ClassifyContext {
   allowHostCommands: boolean;
   /** This run's MCP tools by the name the model sees (their `deerflow_mcp` tag, mcp/tools.ts). */
   mcpTools?: ReadonlyMap<string, McpToolInfo>;
+  /** web_fetch's `allow_private_addresses` (config/webTools.ts), so a URL it would refuse never asks. */
+  webAllowPrivateAddresses?: boolean;
 }
 
 const MAX_SHOWN = 200;
@@ -57,6 +60,7 @@ export function toolClassOf(name: string): ToolClass {
   if (READ_TOOLS.has(name) || CONTROL_TOOLS.has(name) || name === "task") return "read";
   if (WRITE_TOOLS.has(name)) return "write";
   if (name === "bash") return "shell";
+  if (name === "web_fetch") return "web";
   return "other";
 }
 
@@ -95,7 +99,24 @@ export function classifyToolCall(call: { name: string; args?: unknown }, ctx: Cl
     if (!ctx.allowHostCommands) return { class: "shell", reason: "host commands are off: the call only answers that", inert: true };
     return { class: "shell", reason: `runs a command on this machine: ${shown(command)}` };
   }
+  if (call.name === "web_fetch") return webClass(args, ctx);
   return { class: "other", reason: `${call.name} is a tool without a known class` };
+}
+
+/**
+ * A web fetch (issue 35): class `web`, the card names the address. A URL the network guard
+ * refuses before any lookup (not http(s), a loopback or private literal, `localhost`) never asks:
+ * the call only answers with the refusal (an approval card is a promise that the call can run).
+ */
+function webClass(args: Record<string, unknown>, ctx: ClassifyContext): CallClass {
+  const url = typeof args.url === "string" ? args.url : "";
+  try {
+    const parsed = checkUrl(url, ctx.webAllowPrivateAddresses ?? false);
+    return { class: "web", reason: `fetches ${shown(parsed.href)} from ${parsed.hostname}` };
+  } catch (err) {
+    if (!(err instanceof WebFetchError)) throw err;
+    return { class: "web", reason: `fetches ${shown(url || "(no URL)")}, which the network guard refuses`, inert: true };
+  }
 }
 
 /**

@@ -10,7 +10,7 @@
  */
 import { HarnessError } from "../errors.js";
 
-export const TOOL_CLASSES = ["read", "write", "protected", "shell", "mcp", "other"] as const;
+export const TOOL_CLASSES = ["read", "write", "protected", "shell", "mcp", "web", "other"] as const;
 export type ToolClass = (typeof TOOL_CLASSES)[number];
 
 export const APPROVAL_MODES = ["auto", "ask", "deny"] as const;
@@ -26,9 +26,10 @@ export type PolicyOverrides = Partial<Record<ToolClass, ApprovalMode>>;
  * and tools we do not know ask; a shell asks on the host and runs inside a dev container (the
  * container is the boundary there); an MCP tool asks wherever its server runs (issue 23): it
  * acts outside the sandbox's rules, and its server's own annotations are no reason to trust it.
+ * A web fetch asks (issue 35): the URL is the model's, and a URL can carry the thread's data out.
  */
 export function defaultPolicy(sandboxKind: "local" | "devcontainer"): ApprovalPolicy {
-  return { read: "auto", write: "auto", protected: "ask", shell: sandboxKind === "local" ? "ask" : "auto", mcp: "ask", other: "ask" };
+  return { read: "auto", write: "auto", protected: "ask", shell: sandboxKind === "local" ? "ask" : "auto", mcp: "ask", web: "ask", other: "ask" };
 }
 
 export function resolvePolicy(sandboxKind: "local" | "devcontainer", overrides: PolicyOverrides | undefined): ApprovalPolicy {

@@ -25,9 +25,11 @@
  *   stop only, subagents/budget.ts);
  * - `subagents.max_concurrent_subagents` / `max_total_subagents` (DeerFlow's run-context names)
  *   → `max_concurrent` / `max_total_per_run`;
- * - `uploads`: DeerFlow's legacy `max_file_count` / `max_single_file_size`.
+ * - `uploads`: DeerFlow's legacy `max_file_count` / `max_single_file_size`;
+ * - `tools:`: its `name: web_fetch` entry → `web_fetch` (./webTools.ts).
  */
 import { isBuiltinSubagent } from "../subagents/config.js";
+import { mapToolsSection } from "./webTools.js";
 
 export type Obj = Record<string, unknown>;
 
@@ -88,6 +90,7 @@ export function fromDeerFlow(raw: unknown): Mapped {
   if (isObj(config.memory)) config.memory = memory(config.memory, unsupported);
   if (isObj(config.subagents)) config.subagents = subagents(config.subagents, unsupported);
   if (isObj(config.uploads)) config.uploads = uploads(config.uploads, unsupported);
+  if ("tools" in config) mapToolsSection(config, unsupported);
   dropUnported(config, "summarization", "keep", (v) => isObj(v) && v.type === "fraction", unsupported, "(keep is messages or tokens here; the default, 10 messages, applies)", true);
   dropUnported(config, "tool_output", "storage_subdir", (v) => v !== ".tool-results", unsupported, "(tool results are saved under outputs/.tool-results)");
   dropUnported(config, "safety_finish_reason", "detectors", (v) => v !== null, unsupported, "(the built-in detectors are used)");

@@ -101,6 +101,7 @@ export const HarnessConfigZ = z.strictObject({
       protected: z.enum(["auto", "ask", "deny"]),
       shell: z.enum(["auto", "ask", "deny"]),
       mcp: z.enum(["auto", "ask", "deny"]),
+      web: z.enum(["auto", "ask", "deny"]),
       other: z.enum(["auto", "ask", "deny"]),
     })
     .partial()

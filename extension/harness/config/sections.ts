@@ -18,6 +18,8 @@ import type { LoopDetectionOptions } from "../middlewares/loopDetection.js";
 import type { ToolOutputBudgetOptions } from "../middlewares/toolOutputBudget.js";
 import type { TokenBudgetSettings } from "../middlewares/tokenBudget.js";
 import type { TitleOptions } from "../middlewares/title.js";
+import type { WebFetchSettings } from "../tools/webFetch.js";
+import { WebFetchConfigZ, webFetchSettings, type WebFetchConfig } from "./webTools.js";
 
 const int = (min: number) => z.number().int().min(min);
 
@@ -98,10 +100,12 @@ export const sectionFields = {
   read_before_write: EnabledZ.prefault({}),
   safety_finish_reason: EnabledZ.prefault({}),
   uploads: UploadsConfigZ.prefault({}),
+  /** DeerFlow's `tools:` entry `name: web_fetch` (./webTools.ts); absent: no web_fetch. */
+  web_fetch: WebFetchConfigZ.optional(),
   token_usage: EnabledZ.prefault({}),
 };
 
-type Sections = { [K in keyof typeof sectionFields]: z.infer<(typeof sectionFields)[K]> };
+type Sections = { [K in Exclude<keyof typeof sectionFields, "web_fetch">]: z.infer<(typeof sectionFields)[K]> } & { web_fetch?: WebFetchConfig };
 
 /**
  * A run's token budget: the config's, or `override` (CLI `--max-tokens`, the extension's
@@ -132,6 +136,8 @@ export interface ChainSettings {
   readBeforeWrite: boolean;
   safetyFinishReason: boolean;
   tokenBudget?: TokenBudgetSettings;
+  /** The run is offered web_fetch (issue 35), with these limits. */
+  webFetch?: WebFetchSettings;
 }
 
 export function chainSettings(c: Sections, maxTokensOverride?: number): ChainSettings {
@@ -139,6 +145,7 @@ export function chainSettings(c: Sections, maxTokensOverride?: number): ChainSet
   const l = c.loop_detection;
   const o = c.tool_output;
   const budget = tokenBudgetSettings(c.token_budget, maxTokensOverride);
+  const web = webFetchSettings(c.web_fetch);
   return {
     title: t.enabled ? { maxWords: t.max_words, maxChars: t.max_chars, ...(t.prompt_template ? { promptTemplate: t.prompt_template } : {}) } : false,
     loopDetection: l.enabled
@@ -167,5 +174,6 @@ export function chainSettings(c: Sections, maxTokensOverride?: number): ChainSet
     readBeforeWrite: c.read_before_write.enabled,
     safetyFinishReason: c.safety_finish_reason.enabled,
     ...(budget ? { tokenBudget: budget } : {}),
+    ...(web ? { webFetch: web } : {}),
   };
 }

@@ -28,10 +28,10 @@ export const UploadedFileZ = z.object({
   extension: z.string(),
 });
 
-const ToolClassZ = z.enum(["read", "write", "protected", "shell", "mcp", "other"]);
+const ToolClassZ = z.enum(["read", "write", "protected", "shell", "mcp", "web", "other"]);
 const SandboxKindZ = z.enum(["local", "devcontainer"]);
 /** An "Always allow" rule (approvals/alwaysAllow.ts). */
-export const AlwaysAllowRuleZ = z.object({ tool: z.string(), class: ToolClassZ, sandbox: SandboxKindZ, prefix: z.string().optional() });
+export const AlwaysAllowRuleZ = z.object({ tool: z.string(), class: ToolClassZ, sandbox: SandboxKindZ, prefix: z.string().optional(), host: z.string().optional() });
 export const PendingApprovalsZ = z
   .array(
     z.object({

@@ -5,7 +5,7 @@
 import type { PendingApproval } from "../../protocol/approvals.js";
 import type { JournalEvent } from "../../protocol/rpc.js";
 
-const CLASSES = new Set(["read", "write", "protected", "shell", "mcp", "other"]);
+const CLASSES = new Set(["read", "write", "protected", "shell", "mcp", "web", "other"]);
 
 function isPending(v: unknown): v is PendingApproval {
   if (typeof v !== "object" || v === null) return false;

@@ -13,11 +13,11 @@ import { DECISION_LIMITS } from "../../../extension/protocol/approvalLimits.js";
 import { AIMessage, HumanMessage, ToolMessage } from "@langchain/core/messages";
 import { threadFixture } from "../middlewares/helpers.js";
 
-test("defaults: read and write run, protected, mcp and other ask, shell asks on the host and runs in a dev container", () => {
-  assert.deepEqual(defaultPolicy("local"), { read: "auto", write: "auto", protected: "ask", shell: "ask", mcp: "ask", other: "ask" });
+test("defaults: read and write run, protected, mcp, web and other ask, shell asks on the host and runs in a dev container", () => {
+  assert.deepEqual(defaultPolicy("local"), { read: "auto", write: "auto", protected: "ask", shell: "ask", mcp: "ask", web: "ask", other: "ask" });
   assert.equal(defaultPolicy("devcontainer").shell, "auto");
   assert.equal(defaultPolicy("devcontainer").mcp, "ask", "an MCP tool asks wherever its server runs");
-  assert.deepEqual(resolvePolicy("local", { write: "ask" }), { read: "auto", write: "ask", protected: "ask", shell: "ask", mcp: "ask", other: "ask" });
+  assert.deepEqual(resolvePolicy("local", { write: "ask" }), { read: "auto", write: "ask", protected: "ask", shell: "ask", mcp: "ask", web: "ask", other: "ask" });
 });
 
 test("--approval: CLASS=MODE pairs, unnamed classes keep defaults; anything else is refused by name", () => {

@@ -35,9 +35,15 @@ const DEERFLOW_BLOCKED_TAG_NAMES = [
   "tool_restrictions", "system", "instruction", "important", "override", "ignore", "prompt",
 ] as const;
 
-/** The denylist: ours, the system prompt's sections, and DeerFlow's. */
+/**
+ * The tags chat transcripts frame tool calls and results with (issue 35): a fetched page that
+ * writes `</tool_result>` must not look like the end of its own result.
+ */
+const TRANSCRIPT_TAGS = ["tool_result", "tool_use", "tool_call", "function_results", "function_calls"] as const;
+
+/** The denylist: ours, the system prompt's sections, DeerFlow's and the transcript tags. */
 export const BLOCKED_TAG_NAMES: readonly string[] = [
-  ...new Set<string>([...HARNESS_BLOCK_TAGS, ...PROMPT_SECTION_TAGS, ...DEERFLOW_BLOCKED_TAG_NAMES]),
+  ...new Set<string>([...HARNESS_BLOCK_TAGS, ...PROMPT_SECTION_TAGS, ...DEERFLOW_BLOCKED_TAG_NAMES, ...TRANSCRIPT_TAGS]),
 ];
 
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
