@@ -5,6 +5,8 @@
 export type HarnessErrorCode =
   | "invalid_thread_id"
   | "thread_not_found"
+  /** A thread created with an id another thread already has (serve's POST /threads: LangGraph's 409). */
+  | "thread_exists"
   | "workspace_mismatch"
   | "unknown_model"
   | "no_models"

@@ -17,8 +17,9 @@ import type { Runs } from "../server/runs.js";
 import { deleteThread } from "../store/deleteThread.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import type { RunRecord } from "../store/runs.js";
+import type { ThreadRecord } from "../store/threads.js";
 import { bearerAuth } from "./auth.js";
-import { modesFilter, streamRun } from "./stream.js";
+import { modesFilter, resumePoint, streamRun } from "./stream.js";
 import { ASSISTANT_ID, runView, stateView, threadView } from "./views.js";
 import type { ServedWorkspace, Workspaces } from "./workspaces.js";
 import { readThreadState } from "../threads/threadStateView.js";
@@ -39,7 +40,7 @@ export interface ServeOptions {
 /** HTTP status of a HarnessError code: the caller's mistake (4xx) or ours (500). */
 function statusOf(code: string): 400 | 404 | 409 | 500 {
   if (code === "thread_not_found" || code === "run_not_found") return 404;
-  if (code === "thread_busy" || code === "approval_pending") return 409;
+  if (code === "thread_busy" || code === "approval_pending" || code === "thread_exists") return 409;
   if (["usage", "invalid_params", "invalid_thread_id", "unknown_model", "no_models", "workspace_mismatch"].includes(code)) return 400;
   return 500;
 }
@@ -63,12 +64,43 @@ const RunBodyZ = z.looseObject({
     .nullish(),
   multitask_strategy: z.enum(["reject", "interrupt"]).nullish(),
 });
-const ThreadBodyZ = z.looseObject({ thread_id: z.string().optional(), metadata: z.record(z.string(), z.unknown()).nullish() });
+const ThreadBodyZ = z.looseObject({
+  thread_id: z.string().optional(),
+  metadata: z.record(z.string(), z.unknown()).nullish(),
+  // LangGraph's answer to an id that exists: "raise" (409, the default) or "do_nothing" (the existing thread).
+  if_exists: z.enum(["raise", "do_nothing"]).nullish(),
+});
+/** LangGraph's thread statuses: a run on it, a pause for the user's decision, or neither. */
+const THREAD_STATUSES = ["idle", "busy", "interrupted", "error"] as const;
 const SearchBodyZ = z.looseObject({
   metadata: z.record(z.string(), z.unknown()).nullish(),
   limit: z.number().int().min(1).max(1000).optional(),
   offset: z.number().int().min(0).optional(),
+  status: z.enum(THREAD_STATUSES).nullish(),
+  sort_by: z.enum(["thread_id", "status", "created_at", "updated_at"]).nullish(),
+  sort_order: z.enum(["asc", "desc"]).nullish(),
+  select: z.array(z.string()).nullish(),
 });
+// POST /threads/{id}/state: what a client may set of a thread's state is its title (DeerFlow's Rename).
+const StateBodyZ = z.looseObject({
+  values: z.strictObject({ title: z.string().trim().min(1).max(500) }, { error: "values: only title can be set" }),
+});
+
+/**
+ * How deep a request body may nest. Nothing we read is deeper than a few levels; a body nested
+ * thousands deep would only exhaust the stack of whatever serializes it next (JSON.stringify).
+ */
+const MAX_BODY_DEPTH = 64;
+function deeperThan(value: unknown, limit: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, depth] = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth > limit) return true;
+    for (const child of Object.values(v)) stack.push([child, depth + 1]);
+  }
+  return false;
+}
 
 /**
  * Thread metadata only the server writes: which workspace a thread is in, and the approval pause
@@ -94,6 +126,7 @@ async function body<T>(c: Context, schema: z.ZodType<T>): Promise<T> {
     } catch {
       throw new HarnessError("invalid_params", "The request body is not JSON.");
     }
+    if (deeperThan(raw, MAX_BODY_DEPTH)) throw new HarnessError("invalid_params", `The request body nests deeper than ${MAX_BODY_DEPTH} levels.`);
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {
@@ -119,10 +152,20 @@ function promptOf(messages: ReadonlyArray<z.infer<typeof MessageZ>>): string {
   throw new HarnessError("invalid_params", "input.messages[].content must be a string or a list of text blocks.");
 }
 
+/** A thread's LangGraph status: a run on it, a pause for the user's decision, or neither. */
+function threadStatus(t: ThreadRecord, active: RunRecord | undefined): (typeof THREAD_STATUSES)[number] {
+  if (active) return "busy";
+  const pending = t.metadata.pending_approvals;
+  return Array.isArray(pending) && pending.length > 0 ? "interrupted" : "idle";
+}
+
+/** The LangGraph routes' prefix of this request: DeerFlow's gateway serves them under /api, SDK clients at the root. */
+const prefixOf = (c: Context) => (c.req.path.startsWith("/api/") ? "/api" : "");
+
 export function createApp(o: ServeOptions): Hono {
   const app = new Hono();
 
-  app.onError((err, c) => {
+  const onError = (err: Error, c: Context) => {
     if (err instanceof HarnessError) {
       const status = statusOf(err.code);
       if (status === 500) o.log(`error: ${err.code}: ${err.message}`);
@@ -130,13 +173,26 @@ export function createApp(o: ServeOptions): Hono {
     }
     o.log(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return c.json({ error: "internal", message: "Internal error; the server's log has the details." }, 500);
-  });
-  app.notFound((c) => c.json({ error: "not_found", message: `No route ${c.req.method} ${c.req.path}.` }, 404));
+  };
+  const notFound = (c: Context) => c.json({ error: "not_found", message: `No route ${c.req.method} ${c.req.path}.` }, 404);
+  app.onError(onError);
+  app.notFound(notFound);
   app.use("*", bearerAuth(o.token));
   // A request body is a message and its settings, never a file upload: 4 MB is plenty, and no
   // client holds the server's memory with a larger one.
   app.use("*", bodyLimit({ maxSize: 4 * 1024 * 1024, onError: (c) => c.json({ error: "invalid_params", message: "The request body is over 4 MB." }, 413) }));
 
+  // The LangGraph API: at the root for SDK clients, and under /api as DeerFlow's gateway serves it.
+  const lg = langGraphRoutes(o);
+  lg.onError(onError);
+  lg.notFound(notFound);
+  app.route("/api", lg);
+  app.route("/", lg);
+  return app;
+}
+
+function langGraphRoutes(o: ServeOptions): Hono {
+  const app = new Hono();
   const threadOf = (id: string) => {
     validateThreadId(id);
     return o.workspaces.thread(id);
@@ -145,6 +201,15 @@ export function createApp(o: ServeOptions): Hono {
     const run = ws.manager.runs.get(runId);
     if (!run || run.thread_id !== threadId) throw new HarnessError("run_not_found", `Run ${runId} does not exist on thread ${threadId}.`);
     return run;
+  };
+  const exists = (id: string): boolean => {
+    try {
+      o.workspaces.thread(id);
+      return true;
+    } catch (err) {
+      if (err instanceof HarnessError && err.code === "thread_not_found") return false;
+      throw err;
+    }
   };
 
   /** Admits a run through the one launcher; the worker goes on whether or not anyone streams it. */
@@ -156,9 +221,12 @@ export function createApp(o: ServeOptions): Hono {
     if (!b.input && !decisions) throw new HarnessError("invalid_params", "input.messages is required (or command.resume.decisions, to decide paused tool calls).");
     // DeerFlow's run context (config.configurable is the older place for the same keys).
     const ctx = { ...(b.config?.configurable ?? {}), ...(b.context ?? {}) };
+    // `--model` is one of the models this server offers: naming it is the same as naming none
+    // (it runs at `--base-url`); any other name is the configuration's.
+    const named = typeof ctx.model_name === "string" && ctx.model_name !== "" && ctx.model_name !== o.model ? ctx.model_name : undefined;
     // A decision continues the paused turn with the paused run's model unless the client names one.
     const paused = decisions ? pausedRunOf(thread) : undefined;
-    const model = typeof ctx.model_name === "string" ? ctx.model_name : (paused?.model ?? o.model);
+    const model = named ?? (typeof ctx.model_name === "string" && ctx.model_name === o.model ? o.model : (paused?.model ?? o.model));
     const launched = launchRun(
       o.runs.services(ws),
       {
@@ -166,7 +234,7 @@ export function createApp(o: ServeOptions): Hono {
         prompt: b.input ? promptOf(b.input.messages) : "",
         ...(decisions ? { approvals: decisions } : {}),
         ...(model ? { model } : {}),
-        ...(o.baseURL && !(typeof ctx.model_name === "string") ? { baseURL: o.baseURL } : {}),
+        ...(o.baseURL && named === undefined && model === o.model ? { baseURL: o.baseURL } : {}),
         planMode: ctx.is_plan_mode === true,
         ...(typeof ctx.subagent_enabled === "boolean" ? { subagents: ctx.subagent_enabled } : {}),
         ...(ctx.thinking_enabled !== undefined ? { context: { thinking_enabled: ctx.thinking_enabled } } : {}),
@@ -177,49 +245,81 @@ export function createApp(o: ServeOptions): Hono {
     return { ws, run: launched.admission.run, streamMode: b.stream_mode };
   };
 
-  const location = (run: RunRecord) => `/threads/${run.thread_id}/runs/${run.run_id}`;
+  const location = (c: Context, run: RunRecord) => `${prefixOf(c)}/threads/${run.thread_id}/runs/${run.run_id}`;
 
-  const sse = (c: Context, ws: ServedWorkspace, run: RunRecord, afterSeq: number, streamMode: unknown) => {
-    c.header("Content-Location", location(run));
-    c.header("Location", `${location(run)}/stream`);
-    return streamSSE(c, async (s) => {
+  const sse = (c: Context, ws: ServedWorkspace, run: RunRecord, from: NonNullable<ReturnType<typeof resumePoint>>, streamMode: unknown) => {
+    c.header("Content-Location", location(c, run));
+    c.header("Location", `${location(c, run)}/stream`);
+    const res = streamSSE(c, async (s) => {
       const abort = new AbortController();
       s.onAbort(() => abort.abort());
-      await streamRun(s, ws.manager, run, { afterSeq, include: modesFilter(streamMode), signal: abort.signal, checkpointer: ws.store.checkpointer });
+      await streamRun(s, ws.manager, run, { ...from, include: modesFilter(streamMode), signal: abort.signal, checkpointer: ws.store.checkpointer });
     });
+    // A proxy (Next's dev server, nginx) must pass each event on as it comes: without
+    // no-transform Next gzips the stream and holds it to the end.
+    res.headers.set("Cache-Control", "no-cache, no-transform");
+    res.headers.set("X-Accel-Buffering", "no");
+    // streamSSE says keep-alive; a client that asked to close gets its socket closed after the stream.
+    if (/\bclose\b/i.test(c.req.header("Connection") ?? "")) res.headers.set("Connection", "close");
+    return res;
+  };
+
+  /** A thread as LangGraph answers it, with the title the thread row keeps (generated, or the user's rename). */
+  const threadJson = (ws: ServedWorkspace, t: ThreadRecord, values?: Record<string, unknown>) => {
+    const active = ws.manager.runs.active(t.threadId);
+    return { ...threadView(t, active, values ? { ...values, title: t.title ?? values.title ?? null } : undefined), status: threadStatus(t, active) };
   };
 
   app.post("/threads", async (c) => {
     const b = await body(c, ThreadBodyZ);
     const meta = clientMetadata(b.metadata ?? {}, true);
-    const ws = o.workspaces.byName(typeof meta.workspace === "string" ? meta.workspace : undefined);
     const threadId = b.thread_id ?? randomUUID();
     validateThreadId(threadId);
+    if (b.thread_id !== undefined && exists(threadId)) {
+      if (b.if_exists === "do_nothing") {
+        const { ws, thread } = threadOf(threadId);
+        return c.json(threadJson(ws, thread));
+      }
+      throw new HarnessError("thread_exists", `Thread ${threadId} already exists.`);
+    }
+    const ws = o.workspaces.byName(typeof meta.workspace === "string" ? meta.workspace : undefined);
     const t = ws.store.threads.create({ threadId, workspaceFolder: ws.folder, metadata: { ...meta, workspace: ws.name } });
-    return c.json(threadView(t, undefined));
+    return c.json(threadJson(ws, t));
   });
 
   app.post("/threads/search", async (c) => {
     const b = await body(c, SearchBodyZ);
     const wanted = Object.entries(b.metadata ?? {});
+    const key = b.sort_by ?? "updated_at";
+    const order = b.sort_order === "asc" ? 1 : -1;
+    const sortValue = (t: ThreadRecord, status: string): string | number =>
+      key === "thread_id" ? t.threadId : key === "status" ? status : key === "created_at" ? t.createdAt : t.updatedAt;
     const all = o.workspaces.list
-      .flatMap((ws) => ws.store.threads.list().map((t) => ({ ws, t })))
+      .flatMap((ws) => ws.store.threads.list().map((t) => ({ ws, t, status: threadStatus(t, ws.manager.runs.active(t.threadId)) })))
       .filter(({ t }) => wanted.every(([k, v]) => JSON.stringify(t.metadata[k]) === JSON.stringify(v)))
-      .sort((a, b2) => b2.t.updatedAt - a.t.updatedAt);
+      .filter(({ status }) => !b.status || status === b.status)
+      .sort((x, y) => {
+        const a = sortValue(x.t, x.status);
+        const z2 = sortValue(y.t, y.status);
+        return (a < z2 ? -1 : a > z2 ? 1 : x.t.threadId.localeCompare(y.t.threadId)) * order;
+      });
     const page = all.slice(b.offset ?? 0, (b.offset ?? 0) + (b.limit ?? 10));
-    return c.json(page.map(({ ws, t }) => threadView(t, ws.manager.runs.active(t.threadId))));
+    // The list a sidebar shows: each thread's title from its row, so a page reads no checkpoint.
+    const rows = page.map(({ ws, t }) => threadJson(ws, t, { title: t.title }));
+    const select = b.select;
+    return c.json(select && select.length > 0 ? rows.map((r) => Object.fromEntries(Object.entries(r).filter(([k]) => select.includes(k)))) : rows);
   });
 
   app.get("/threads/:id", async (c) => {
     const { ws, thread } = threadOf(c.req.param("id"));
-    return c.json(threadView(thread, ws.manager.runs.active(thread.threadId), await readThreadState(ws.store.checkpointer, thread.threadId)));
+    return c.json(threadJson(ws, thread, await readThreadState(ws.store.checkpointer, thread.threadId)));
   });
 
   app.patch("/threads/:id", async (c) => {
     const { ws, thread } = threadOf(c.req.param("id"));
     const b = await body(c, ThreadBodyZ);
     for (const [k, v] of Object.entries(clientMetadata(b.metadata ?? {}, false))) ws.store.threads.setMetadata(thread.threadId, k, v);
-    return c.json(threadView(ws.store.threads.get(thread.threadId)!, ws.manager.runs.active(thread.threadId)));
+    return c.json(threadJson(ws, ws.store.threads.get(thread.threadId)!));
   });
 
   app.delete("/threads/:id", async (c) => {
@@ -229,10 +329,24 @@ export function createApp(o: ServeOptions): Hono {
     return c.body(null, 204);
   });
 
+  const stateOf = async (ws: ServedWorkspace, thread: ThreadRecord): Promise<Record<string, unknown>> => {
+    const tuple = await ws.store.checkpointer.getTuple({ configurable: { thread_id: thread.threadId, checkpoint_ns: "" } });
+    const view = stateView(thread.threadId, tuple);
+    return { ...view, values: { ...(view.values as Record<string, unknown>), title: thread.title ?? (view.values as { title?: unknown }).title ?? null } };
+  };
+
   app.get("/threads/:id/state", async (c) => {
     const { ws, thread } = threadOf(c.req.param("id"));
-    const tuple = await ws.store.checkpointer.getTuple({ configurable: { thread_id: thread.threadId, checkpoint_ns: "" } });
-    return c.json(stateView(thread.threadId, tuple));
+    return c.json(await stateOf(ws, thread));
+  });
+
+  // DeerFlow's Rename: the title is the thread row's (a generated title never overwrites the user's).
+  app.post("/threads/:id/state", async (c) => {
+    const { ws, thread } = threadOf(c.req.param("id"));
+    const b = await body(c, StateBodyZ);
+    const renamed = ws.store.threads.rename(thread.threadId, b.values.title);
+    const state = await stateOf(ws, renamed);
+    return c.json({ checkpoint: state.checkpoint });
   });
 
   app.post("/threads/:id/history", async (c) => {
@@ -247,19 +361,19 @@ export function createApp(o: ServeOptions): Hono {
 
   app.post("/threads/:id/runs", async (c) => {
     const { run } = await launch(c, c.req.param("id"));
-    c.header("Content-Location", location(run));
+    c.header("Content-Location", location(c, run));
     return c.json(runView(run));
   });
 
   app.post("/threads/:id/runs/stream", async (c) => {
     const { ws, run, streamMode } = await launch(c, c.req.param("id"));
-    return sse(c, ws, run, 0, streamMode);
+    return sse(c, ws, run, { afterSeq: 0 }, streamMode);
   });
 
   // Create, wait for the end, answer the thread's state (LangGraph's runs/wait).
   app.post("/threads/:id/runs/wait", async (c) => {
     const { ws, run } = await launch(c, c.req.param("id"));
-    c.header("Content-Location", location(run));
+    c.header("Content-Location", location(c, run));
     await ws.manager.waitForEnd(run, { signal: c.req.raw.signal });
     return c.json(await readThreadState(ws.store.checkpointer, run.thread_id));
   });
@@ -277,10 +391,10 @@ export function createApp(o: ServeOptions): Hono {
   app.get("/threads/:id/runs/:run/stream", (c) => {
     const { ws, thread } = threadOf(c.req.param("id"));
     const run = runOf(ws, thread.threadId, c.req.param("run"));
-    const last = c.req.header("Last-Event-ID");
-    const afterSeq = last !== undefined && /^\d{1,15}$/.test(last) ? Number(last) : 0;
-    if (last !== undefined && !/^\d{1,15}$/.test(last)) throw new HarnessError("invalid_params", "Last-Event-ID must be an event id this server sent.");
-    return sse(c, ws, run, afterSeq, c.req.queries("stream_mode"));
+    // -1 is the SDK's "from the start" (its reconnect after a page reload): the whole run again.
+    const from = resumePoint(c.req.header("Last-Event-ID"));
+    if (!from) throw new HarnessError("invalid_params", "Last-Event-ID must be an event id this server sent, or -1.");
+    return sse(c, ws, run, from, c.req.queries("stream_mode"));
   });
 
   app.get("/threads/:id/runs/:run/join", async (c) => {
@@ -297,7 +411,9 @@ export function createApp(o: ServeOptions): Hono {
     runOf(ws, thread.threadId, c.req.param("run"));
     const { outcome, run } = ws.manager.cancel(c.req.param("run"));
     if (outcome === "not_found" || !run) throw new HarnessError("run_not_found", `Run ${c.req.param("run")} does not exist.`);
-    return c.json({ ...runView(run), outcome }, outcome === "already_finished" ? 409 : 200);
+    // DeerFlow's wording: its web UI treats a 409 as harmless only when it says "is not cancellable".
+    if (outcome === "already_finished") return c.json({ ...runView(run), outcome, detail: `Run ${run.run_id} is not cancellable (status: ${run.status})` }, 409);
+    return c.json({ ...runView(run), outcome });
   });
 
   return app;

@@ -122,6 +122,16 @@ export async function serveCommand(argv: string[]): Promise<number> {
     const s = serve({ fetch: app.fetch, port, hostname: host }, () => resolve(s));
     s.once("error", reject);
   });
+  // What Node's HTTP parser refuses (an unknown method, raw bytes in the path, a broken header)
+  // never reaches Hono: it gets the same JSON 400 as any bad request, not an empty one.
+  (server as HttpServer).on("clientError", (err: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable || err.code === "ECONNRESET") {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify({ error: "invalid_request", message: "The server could not read this HTTP request." });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
   // @hono/node-server's listener is a node:http Server (no TLS options were given).
   hub.serve(server as HttpServer, {
     services: { session, workspaces: harness, runs, log: logger, version: pkg.version, memory },

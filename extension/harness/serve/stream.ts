@@ -13,6 +13,7 @@ import type { SSEStreamingApi } from "hono/streaming";
 import type { RunManager } from "../runs/manager.js";
 import type { RunRecord } from "../store/runs.js";
 import type { StoredEvent } from "../store/events.js";
+import type { WireMessageChunk } from "../../protocol/events.js";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import { RunValues } from "./runValues.js";
 import { HarnessError, errorMessage } from "../errors.js";
@@ -28,11 +29,47 @@ export function modesFilter(streamMode: unknown): (event: string) => boolean {
   return (event) => !(event in MODE_OF) || wanted.has(MODE_OF[event]!);
 }
 
+/** The SSE id of chunk i of n in journal row seq: the row's seq on its last chunk. */
+const chunkEventId = (seq: number, i: number, n: number) => (i === n - 1 ? String(seq) : `${seq}.${i}`);
+
+/**
+ * Where a `Last-Event-ID` resumes: after a journal row (`<seq>`; -1 and absent = from the start,
+ * the SDK's reconnect after a reload), or inside one (`<seq>.<i>`). Anything else is not an id
+ * this server sent.
+ */
+export function resumePoint(lastEventId: string | undefined): { afterSeq: number; resumeChunk?: { seq: number; after: number } } | undefined {
+  if (lastEventId === undefined || lastEventId === "-1") return { afterSeq: 0 };
+  const m = /^(\d{1,15})(?:\.(\d{1,6}))?$/.exec(lastEventId);
+  if (!m) return undefined;
+  const seq = Number(m[1]);
+  if (m[2] === undefined) return { afterSeq: seq };
+  return { afterSeq: Math.max(0, seq - 1), resumeChunk: { seq, after: Number(m[2]) } };
+}
+
+/** A journal chunk as LangGraph's messages mode sends it: LangChain's serialized chunk and the step's metadata. */
+export function messageTuple(chunk: WireMessageChunk, run: RunRecord): [Record<string, unknown>, Record<string, unknown>] {
+  const base = { content: chunk.content, id: chunk.id, name: chunk.name ?? null, additional_kwargs: {}, response_metadata: {} };
+  const message =
+    chunk.type === "ai"
+      ? { ...base, type: "AIMessageChunk", tool_calls: [], invalid_tool_calls: [], tool_call_chunks: (chunk.tool_call_chunks ?? []).map((t) => ({ type: "tool_call_chunk", id: t.id ?? null, name: t.name ?? null, args: t.args ?? "", index: t.index ?? null })), usage_metadata: null }
+      : chunk.type === "tool"
+        ? { ...base, type: "tool", tool_call_id: chunk.tool_call_id ?? "" }
+        : { ...base, type: chunk.type };
+  return [message, { langgraph_node: chunk.node ?? null, run_id: run.run_id, thread_id: run.thread_id, assistant_id: "lead_agent" }];
+}
+
 export async function streamRun(
   sse: SSEStreamingApi,
   manager: RunManager,
   run: RunRecord,
-  opts: { afterSeq: number; include: (event: string) => boolean; signal: AbortSignal; checkpointer: BaseCheckpointSaver },
+  opts: {
+    afterSeq: number;
+    /** A resume from inside a journal row of chunks (`<seq>.<i>`): that row's chunks up to i were sent. */
+    resumeChunk?: { seq: number; after: number };
+    include: (event: string) => boolean;
+    signal: AbortSignal;
+    checkpointer: BaseCheckpointSaver;
+  },
 ): Promise<void> {
   const values = opts.include("values") ? new RunValues(opts.checkpointer, manager.journal.events, run.thread_id, run.run_id, opts.afterSeq) : undefined;
   let last = opts.afterSeq;
@@ -75,7 +112,18 @@ export async function streamRun(
               return;
             }
           }
-          await sse.writeSSE({ id: String(e.seq), event: e.event, data: JSON.stringify(data) });
+          if (e.event === "messages" && Array.isArray(data)) {
+            // LangGraph's messages mode: one event per chunk, each `[message chunk, metadata]`.
+            // The journal keeps a few ms of chunks as one row: its last chunk's id is the row's
+            // seq, the others `<seq>.<i>`, so a client resuming from any id gets nothing twice.
+            const chunks = data as WireMessageChunk[];
+            const from = opts.resumeChunk && opts.resumeChunk.seq === e.seq ? opts.resumeChunk.after + 1 : 0;
+            for (let i = from; i < chunks.length; i++) {
+              await sse.writeSSE({ id: chunkEventId(e.seq, i, chunks.length), event: "messages", data: JSON.stringify(messageTuple(chunks[i]!, run)) });
+            }
+          } else {
+            await sse.writeSSE({ id: String(e.seq), event: e.event, data: JSON.stringify(data) });
+          }
         }
         if (e.event === "end") return;
       }
