@@ -2,7 +2,7 @@
  * `deerflow serve`'s HTTP API (Hono): the subset of the LangGraph Platform API that
  * `@langchain/langgraph-sdk` and DeerFlow's web UI use, over the same run system as the CLI and
  * the panel. Every run goes through launchRun (runs/launcher.ts → startRun); nothing here
- * prepares a run itself. Every request needs the bearer token (auth.ts); bad input is a 4xx with
+ * prepares a run itself. Every request needs the bearer token or a signed-in session (session.ts); bad input is a 4xx with
  * a JSON `{error, message}`, never a stack.
  */
 import { randomUUID } from "node:crypto";
@@ -18,7 +18,8 @@ import { deleteThread } from "../store/deleteThread.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import type { RunRecord } from "../store/runs.js";
 import type { ThreadRecord } from "../store/threads.js";
-import { bearerAuth } from "./auth.js";
+import { mountAuth, serveAuth } from "./session.js";
+import { mountGateway } from "./gateway.js";
 import { modesFilter, resumePoint, streamRun } from "./stream.js";
 import { ASSISTANT_ID, runView, stateView, threadView } from "./views.js";
 import type { ServedWorkspace, Workspaces } from "./workspaces.js";
@@ -38,8 +39,9 @@ export interface ServeOptions {
 }
 
 /** HTTP status of a HarnessError code: the caller's mistake (4xx) or ours (500). */
-function statusOf(code: string): 400 | 404 | 409 | 500 {
-  if (code === "thread_not_found" || code === "run_not_found") return 404;
+function statusOf(code: string): 400 | 403 | 404 | 409 | 500 {
+  if (code === "thread_not_found" || code === "run_not_found" || code === "file_not_found") return 404;
+  if (code === "path_denied" || code === "path_protected") return 403;
   if (code === "thread_busy" || code === "approval_pending" || code === "thread_exists") return 409;
   if (["usage", "invalid_params", "invalid_thread_id", "unknown_model", "no_models", "workspace_mismatch"].includes(code)) return 400;
   return 500;
@@ -177,11 +179,14 @@ export function createApp(o: ServeOptions): Hono {
   const notFound = (c: Context) => c.json({ error: "not_found", message: `No route ${c.req.method} ${c.req.path}.` }, 404);
   app.onError(onError);
   app.notFound(notFound);
-  app.use("*", bearerAuth(o.token));
+  // The bearer token, or DeerFlow's web UI's session cookie (./session.ts).
+  app.use("*", serveAuth(o.token));
   // A request body is a message and its settings, never a file upload: 4 MB is plenty, and no
   // client holds the server's memory with a larger one.
   app.use("*", bodyLimit({ maxSize: 4 * 1024 * 1024, onError: (c) => c.json({ error: "invalid_params", message: "The request body is over 4 MB." }, 413) }));
 
+  mountAuth(app, o.token);
+  mountGateway(app, { workspaces: o.workspaces, config: o.config, ...(o.model ? { model: o.model } : {}) });
   // The LangGraph API: at the root for SDK clients, and under /api as DeerFlow's gateway serves it.
   const lg = langGraphRoutes(o);
   lg.onError(onError);

@@ -36,6 +36,10 @@ test("INSERT OR IGNORE / OR REPLACE become ON CONFLICT on the table's key; an un
 
 test("a database URL's password never reaches a message, whatever its scheme (a refused --database quotes what it was given)", () => {
   assert.equal(redactUrl("cannot reach postgres://ops:s3cret@db:5432/deerflow"), "cannot reach postgres://ops:***@db:5432/deerflow");
+  // A password with an unencoded @ leaves no tail; libpq's query-parameter passwords are hidden too.
+  assert.equal(redactUrl("postgres://ops:p@ss@w0rd@db:5432/x and mail@example.com"), "postgres://ops:***@db:5432/x and mail@example.com");
+  assert.equal(redactUrl("postgres://db:5432/x?user=ops&password=hunter2&sslmode=disable"), "postgres://db:5432/x?user=ops&password=***&sslmode=disable");
+  assert.equal(redactUrl("postgresql://db/x?sslpassword=k3y"), "postgresql://db/x?sslpassword=***");
   assert.throws(
     () => chooseDatabase("mysql://ops:hunter2@db/x", undefined),
     (e: { code?: string; message?: string }) => e.code === "usage" && /--database takes a postgres:\/\/ URL/.test(e.message ?? "") && !(e.message ?? "").includes("hunter2"),
