@@ -279,7 +279,7 @@ test("view_image → images/get serves the bytes; images/clear empties viewed_im
   const { workspace, dataDir } = sandboxDirs();
   const h = await initialized(dataDir);
   try {
-    const src = join(tempDir("upload"), "diagram.png");
+    const src = join(workspace, "diagram.png");
     writeFileSync(src, PNG);
     const r = await run(
       h,
@@ -320,7 +320,7 @@ test("threads/delete (the panel's delete) stops the thread's run, then removes i
   const { workspace, dataDir } = sandboxDirs();
   const h = await initialized(dataDir);
   try {
-    const src = join(tempDir("upload"), "diagram.png");
+    const src = join(workspace, "diagram.png");
     writeFileSync(src, PNG);
     const viewed = [{ toolCalls: [{ name: "view_image", args: { image_path: "/mnt/user-data/uploads/diagram.png" } }] }, { content: "A diagram." }];
     const r = await run(h, workspace, viewed, { files: [src] });
