@@ -444,7 +444,7 @@ export class HarnessClient implements vscode.Disposable {
       try {
         if (method === "runs/start") {
           // Attachments go as bytes: a remote harness never reads a path this window names.
-          sent = (await uploadAttachments(params as RequestParams<"runs/start">, (p) => this.send("uploads/put", p, token))) as RequestParams<M>;
+          sent = await uploadAttachments(params as RequestParams<"runs/start">, (p) => this.send("uploads/put", p, token));
         }
         sent = toServerParams(method, sent, remote.map);
       } catch (err) {

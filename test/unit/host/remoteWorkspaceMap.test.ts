@@ -87,12 +87,12 @@ test("an attachment reaches a remote harness as bytes (uploads/put), never as a 
   const file = join(dir, "notes.txt");
   writeFileSync(file, "my notes");
   const puts: Array<RequestParams<"uploads/put">> = [];
-  const sent = await uploadAttachments({ workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: [file] }, async (p) => {
+  const sent = await uploadAttachments({ workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: [file] }, (p) => {
     puts.push(p);
-    return { filename: "notes-1.txt", size: 8, path: "/mnt/user-data/uploads/notes-1.txt" };
+    return Promise.resolve({ filename: "notes-1.txt", size: 8, path: "/mnt/user-data/uploads/notes-1.txt" });
   });
   assert.deepEqual(puts, [{ workspaceFolder: "/l/app", threadId: "t", name: "notes.txt", base64: Buffer.from("my notes").toString("base64") }]);
   assert.deepEqual(sent, { workspaceFolder: "/l/app", threadId: "t", prompt: "p", uploaded: ["notes-1.txt"] });
   assert.equal(toServerParams("runs/start", sent, shared).files, undefined);
-  await assert.rejects(uploadAttachments({ workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: [join(dir, "missing.txt")] }, async () => assert.fail("nothing to put")), RemoteAttachmentError);
+  await assert.rejects(uploadAttachments({ workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: [join(dir, "missing.txt")] }, () => assert.fail("nothing to put")), RemoteAttachmentError);
 });
