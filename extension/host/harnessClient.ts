@@ -45,6 +45,7 @@ import type {
 import type { Connected } from "./remote/connect.js";
 import { RemoteLink, type LinkState, type RemoteTarget } from "./remote/link.js";
 import { toLocalNotification, toLocalResult, toServerParams } from "./remote/rewrite.js";
+import { uploadAttachments } from "./remote/attachments.js";
 import { mapFolders, type WorkspaceMap } from "./remote/workspaceMap.js";
 import { deferred, nullOutputChannel } from "./harnessSupport.js";
 /** A request the harness answered with an error; `code` is the harness's stable error code. */
@@ -441,7 +442,11 @@ export class HarnessClient implements vscode.Disposable {
     let sent = params;
     if (remote) {
       try {
-        sent = toServerParams(method, params, remote.map);
+        if (method === "runs/start") {
+          // Attachments go as bytes: a remote harness never reads a path this window names.
+          sent = await uploadAttachments(params as RequestParams<"runs/start">, (p) => this.send("uploads/put", p, token));
+        }
+        sent = toServerParams(method, sent, remote.map);
       } catch (err) {
         const code = (err as { code?: unknown }).code;
         throw new HarnessRequestError(method, typeof code === "string" ? code : "usage", errorText(err));

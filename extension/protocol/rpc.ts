@@ -220,6 +220,16 @@ export interface HostToHarness {
     params: { workspaceFolder: string; threadId: string; path: string };
     result: { base64: string; size: number };
   };
+  /**
+   * A file for the thread's next message, by its bytes (how a remote client attaches: it never
+   * names a path of the server). Stored 0600 in the thread's uploads folder under `name` (or
+   * `name-N` when that holds other bytes); `runs/start` `uploaded` names the answer's `filename`.
+   * Within the `uploads` limits of one file (`usage` otherwise).
+   */
+  "uploads/put": {
+    params: { workspaceFolder: string; threadId: string; name: string; base64: string };
+    result: { filename: string; size: number; path: string };
+  };
   "threads/list": { params: { workspaceFolder: string }; result: ThreadSummary[] };
   "threads/create": { params: { workspaceFolder: string; title?: string }; result: ThreadSummary };
   "threads/rename": { params: { workspaceFolder: string; threadId: string; title: string }; result: ThreadSummary };
@@ -236,7 +246,13 @@ export interface HostToHarness {
       workspaceFolder: string;
       threadId: string;
       prompt: string;
+      /**
+       * Host files to attach, by path: the editor's harness process only, and only files inside
+       * its workspace folders. A remote harness refuses paths; attach there with `uploads/put`.
+       */
       files?: string[];
+      /** Names `uploads/put` answered with: files already in the thread's uploads folder. */
+      uploaded?: string[];
       model?: string;
       planMode?: boolean;
       idempotencyKey?: string;

@@ -7,7 +7,7 @@
 // dir's SQLite, or on Postgres in the Postgres tier.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ResponseError } from "vscode-languageserver/node.js";
 import { tempDir } from "./helpers/cli.js";
@@ -140,6 +140,52 @@ test("a run streams over the socket; its artifact comes back through files/read;
   const replayedEnd = await endOf(bystander, late.subscriptionId, started.run_id);
   assert.equal(replayedEnd.seq, end.seq, "the same journal, replayed");
   assert.equal(bystander.notifications.filter((n) => n.method === "runs/ended").length, 0);
+});
+
+test("a remote client attaches by bytes only: runs/start files naming server paths (/etc/passwd, a secret outside the served folders) get none of their bytes anywhere; uploads/put copies are 0600", async () => {
+  const c = await client();
+  await c.request("harness/initialize", { dataDir: "/ignored", settings });
+  const thread = await c.request("threads/create", { workspaceFolder: folder });
+  const { subscriptionId } = await c.request("events/subscribe", { workspaceFolder: folder, threadId: thread.thread_id, afterSeq: 0 });
+  const secret = join(tempDir("server-secret"), "secret.txt");
+  const marker = `SERVER-SECRET-${process.pid}-${Date.now()}`;
+  writeFileSync(secret, marker, { mode: 0o600 });
+  const refusal = async (files: string[]): Promise<string> => {
+    try {
+      await c.request("runs/start", { workspaceFolder: folder, threadId: thread.thread_id, prompt: "read it", files });
+    } catch (err) {
+      assert.ok(err instanceof ResponseError);
+      assert.equal((err.data as { code: string }).code, "invalid_params");
+      return err.message;
+    }
+    return assert.fail("runs/start with a host path was not refused");
+  };
+  const inServedFolder = join(folder, "inside.txt");
+  writeFileSync(inServedFolder, "inside");
+  const texts = [await refusal(["/etc/passwd"]), await refusal([secret]), await refusal([join(folder, "missing.txt")]), await refusal([inServedFolder])];
+  assert.equal(new Set(texts).size, 1, `one refusal whatever the path (no existence oracle): ${texts.join(" | ")}`);
+  assert.deepEqual(await c.request("runs/list", { workspaceFolder: folder, threadId: thread.thread_id }), [], "no run was started");
+  assert.equal(existsSync(join(folder, ".deerflow", "threads", thread.thread_id, "uploads", "passwd")), false);
+
+  // The way in: the bytes, then the stored name. A name with a folder in it is refused.
+  assert.equal(await codeOf(c.request("uploads/put", { workspaceFolder: folder, threadId: thread.thread_id, name: "../escape.txt", base64: "eA==" })), "invalid_params");
+  const put = await c.request("uploads/put", { workspaceFolder: folder, threadId: thread.thread_id, name: "notes.txt", base64: Buffer.from("client notes").toString("base64") });
+  assert.deepEqual(put, { filename: "notes.txt", size: 12, path: "/mnt/user-data/uploads/notes.txt" });
+  const stored = join(folder, ".deerflow", "threads", thread.thread_id, "uploads", "notes.txt");
+  assert.equal(statSync(stored).mode & 0o777, 0o600, "not readable by other users of the server");
+  assert.equal(await codeOf(c.request("runs/start", { workspaceFolder: folder, threadId: thread.thread_id, prompt: "hi", uploaded: ["passwd"] })), "usage", "only names uploads/put stored");
+  model.setScript([{ content: "Reading.", toolCalls: [{ id: "call_r", name: "read_file", args: { description: "notes", path: "/mnt/user-data/uploads/notes.txt" } }] }, { content: "Read." }]);
+  const before = model.requests.length;
+  const started = await c.request("runs/start", { workspaceFolder: folder, threadId: thread.thread_id, prompt: "read my notes", uploaded: ["notes.txt"] });
+  const end = await endOf(c, subscriptionId, started.run_id);
+  assert.equal((end.data as { status: string }).status, "success", JSON.stringify(end.data));
+  const sentToModel = JSON.stringify(model.requests.slice(before).map((r) => r.body));
+  assert.match(sentToModel, /client notes/, "the uploaded bytes reached the run");
+  assert.doesNotMatch(sentToModel, new RegExp(marker), "the server's file never reached the model");
+  const state = await c.request("threads/state", { workspaceFolder: folder, threadId: thread.thread_id });
+  assert.deepEqual(state.uploaded_files.map((f) => f.filename), ["notes.txt"]);
+  assert.equal(await codeOf(c.request("files/read", { workspaceFolder: folder, threadId: thread.thread_id, path: "/mnt/user-data/uploads/secret.txt" })), "file_not_found");
+  assert.equal(await codeOf(c.request("files/read", { workspaceFolder: folder, threadId: thread.thread_id, path: "/mnt/user-data/uploads/passwd" })), "file_not_found");
 });
 
 test("an approval pause is announced and decided over the socket; the decided call runs", async () => {

@@ -3,7 +3,7 @@
 // scripted OpenAI-compatible server as the only fake.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startModelServer, type ModelServer, type ScriptedReply } from "../fixtures/modelServer.js";
 import { storageDriver } from "../../extension/harness/store/sqlite/open.js";
@@ -99,6 +99,14 @@ test("bad params answer a JSON-RPC error with data.code, and the process keeps s
     assert.match(unknown.message, /Configured models: scripted/);
     const file = await errorOf(h.request("runs/start", { workspaceFolder: workspace, threadId: t.thread_id, prompt: "hi", files: [join(workspace, "none.txt")] }));
     assert.equal(file.data?.code, "usage");
+    // The editor names files of its workspace folders only; outside, missing or not a file read the same (no existence oracle).
+    const outside = join(tempDir("outside"), "none.txt");
+    writeFileSync(outside, "not the editor's to attach");
+    mkdirSync(join(workspace, "d", "none.txt"), { recursive: true });
+    for (const path of [outside, "/etc/none.txt", join(workspace, "d", "none.txt")]) {
+      const e = await errorOf(h.request("runs/start", { workspaceFolder: workspace, threadId: t.thread_id, prompt: "hi", files: [path] }));
+      assert.deepEqual([e.data?.code, e.message], ["usage", file.message], path);
+    }
     assert.equal((await errorOf(h.raw("no/such"))).code, -32601);
     // Refused requests wrote nothing: no run, and the thread still works.
     assert.deepEqual(await h.request("runs/list", { workspaceFolder: workspace, threadId: t.thread_id }), []);
@@ -279,7 +287,7 @@ test("view_image → images/get serves the bytes; images/clear empties viewed_im
   const { workspace, dataDir } = sandboxDirs();
   const h = await initialized(dataDir);
   try {
-    const src = join(tempDir("upload"), "diagram.png");
+    const src = join(workspace, "diagram.png");
     writeFileSync(src, PNG);
     const r = await run(
       h,
@@ -320,13 +328,14 @@ test("threads/delete (the panel's delete) stops the thread's run, then removes i
   const { workspace, dataDir } = sandboxDirs();
   const h = await initialized(dataDir);
   try {
-    const src = join(tempDir("upload"), "diagram.png");
+    const src = join(workspace, "diagram.png");
     writeFileSync(src, PNG);
     const viewed = [{ toolCalls: [{ name: "view_image", args: { image_path: "/mnt/user-data/uploads/diagram.png" } }] }, { content: "A diagram." }];
     const r = await run(h, workspace, viewed, { files: [src] });
     const { sha256 } = (await h.request("threads/state", { workspaceFolder: workspace, threadId: r.threadId })).viewed_images[0]!;
     const folder = join(workspace, ".deerflow", "threads", r.threadId);
     assert.ok(existsSync(join(folder, "uploads", "diagram.png")));
+    assert.equal(statSync(join(folder, "uploads", "diagram.png")).mode & 0o777, 0o600, "the copy is its owner's only");
     model.setScript([{ hang: true }]);
     const first = model.requests.length;
     const started = await h.request("runs/start", { workspaceFolder: workspace, threadId: r.threadId, prompt: "wait forever" });

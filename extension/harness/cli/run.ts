@@ -263,6 +263,8 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           createThread: req.createThread,
           prompt: req.prompt,
           uploads: req.uploads ?? [],
+          // The user on their own machine: any file they can read (trust/attachments.ts).
+          attachRoots: "any",
           ...(approvals ? { approvals } : {}),
           ...(model ? { model } : {}),
           ...(baseURL ? { baseURL } : {}),

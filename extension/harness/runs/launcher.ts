@@ -15,7 +15,6 @@
  * An entry point supplies only what is its own: where the sandbox comes from, the API key, and
  * what to do once the run is admitted (print it, announce it). It never prepares a run itself.
  */
-import { statSync } from "node:fs";
 import { basename } from "node:path";
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { HarnessConfig } from "../config/harnessConfig.js";
@@ -30,6 +29,7 @@ import type { UploadedFile } from "../state/threadState.js";
 import { validateThreadId } from "../threads/threadDirs.js";
 import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
 import { copyUploads } from "../threads/uploads.js";
+import { attachableFile, type AttachRoots } from "../sandbox/trust/attachments.js";
 import { startRun } from "./gateway.js";
 import type { RunContext, StartRunRequest } from "./gateway.js";
 import type { Admission, RunManager } from "./manager.js";
@@ -69,8 +69,13 @@ export interface LaunchServices {
 }
 
 export interface LaunchRequest extends Omit<StartRunRequest, "files"> {
-  /** Host files to copy into the thread's uploads folder. */
+  /** Host files to copy into the thread's uploads folder, each one the caller may name (`attachRoots`). */
   uploads?: readonly string[];
+  /**
+   * Which host files the caller may attach (trust/attachments.ts): the CLI's user any, the
+   * editor's harness its workspace folders only. Required with `uploads`: no default to forget.
+   */
+  attachRoots?: AttachRoots;
   /** Files already in the uploads folder (a retried run's). */
   files?: UploadedFile[];
   /** Create the thread row when it does not exist (the CLI's `--thread` of a new thread). */
@@ -101,29 +106,26 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
   const limits = s.config.uploads;
   const uploads = req.uploads ?? [];
   if (uploads.length > limits.max_files) throw new HarnessError("usage", `Too many files: maximum is ${limits.max_files}`);
+  if (uploads.length > 0 && req.attachRoots === undefined) throw new Error("launchRun: uploads without attachRoots");
   let total = 0;
+  const sources: string[] = [];
   for (const f of uploads) {
-    let size: number | undefined;
-    try {
-      const st = statSync(f);
-      if (st.isFile()) size = st.size;
-    } catch {
-      /* reported below */
-    }
-    if (size === undefined) throw new HarnessError("usage", `Cannot attach ${f}: it is not a readable file.`);
+    // One refusal for missing, unreadable, not a file and not allowed (no existence oracle).
+    const { real, size } = attachableFile(f, req.attachRoots!);
     if (size > limits.max_file_size) throw new HarnessError("usage", `File too large: ${basename(f)} (uploads.max_file_size is ${limits.max_file_size} bytes)`);
     total += size;
     if (total > limits.max_total_size) throw new HarnessError("usage", `Total upload size too large (uploads.max_total_size is ${limits.max_total_size} bytes)`);
+    sources.push(real);
   }
   resolveModel(s.config, { ...(req.model ? { name: req.model } : {}), ...(req.baseURL ? { baseURL: req.baseURL } : {}) });
 
   // 2. Preparation.
   if (req.createThread && !s.threads.get(req.threadId)) s.threads.create({ threadId: req.threadId, workspaceFolder: s.workspaceFolder });
   const sandbox = s.sandbox();
-  const files = [...(req.files ?? []), ...copyUploads(ensureThreadDirs(s.workspaceFolder, req.threadId), req.uploads ?? [])];
+  const files = [...(req.files ?? []), ...copyUploads(ensureThreadDirs(s.workspaceFolder, req.threadId), sources, uploads)];
 
   // 3. The choke point.
-  const { uploads: _u, createThread: _c, files: _f, ...rest } = req;
+  const { uploads: _u, attachRoots: _a, createThread: _c, files: _f, ...rest } = req;
   const { admission, context } = startRun(
     {
       workspaceFolder: s.workspaceFolder,

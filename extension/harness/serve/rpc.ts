@@ -17,6 +17,8 @@
  *   to everyone. Sandbox status and memory changes concern every client and go to all.
  * - Runs do not depend on a client: one whose socket closes goes on (the client's next connection
  *   replays the journal). Server logs stay on the server (stderr), never sent to clients.
+ * - A client attaches files by their bytes (`uploads/put`), never by a path of the server:
+ *   `runs/start` `files` is refused here (trust/attachments.ts says who may name what).
  * - A socket that stops answering pings is closed, so a sleeping laptop does not hold subscriptions.
  */
 import type { IncomingMessage, Server } from "node:http";
@@ -127,6 +129,10 @@ export class RpcHub {
         return null;
       },
       "runs/start": (p) => {
+        // A remote client never names a host path of the server: it attaches by bytes (uploads/put).
+        if ((p.files ?? []).length > 0) {
+          throw new HarnessError("invalid_params", "This is a remote harness: attach files by sending their bytes with uploads/put, then name them in runs/start's uploaded.");
+        }
         follow(p.threadId);
         return base["runs/start"](p);
       },

@@ -94,6 +94,7 @@ export function handlers(s: HarnessServices): Handlers {
     "threads/compact": (p) => compactThreadRpc(workspaces.get(p.workspaceFolder), session, s.memory, s.log, p),
     "runs/start": (p) => runs.start(p),
     "runs/decide": (p) => runs.decide(p),
+    "uploads/put": (p) => runs.put(p),
     "approvals/proposed": (p) => proposedEditView(workspaces.get(p.workspaceFolder), p.threadId, p.toolCallId),
     "runs/cancel": (p) => runs.cancel(p),
     "runs/list": (p) => runs.list(p),

@@ -19,6 +19,10 @@ import { ACTIVE_STATUSES, FINAL_STATUSES, type RunRecord } from "../store/runs.j
 import type { StoredEvent } from "../store/events.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { awaitingClarification } from "../middlewares/clarification.js";
+import { existingUpload, putUpload } from "../threads/uploads.js";
+import { threadDirs } from "../threads/threadDirs.js";
+import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
+import { uploadName } from "../sandbox/trust/attachments.js";
 import type { Logger } from "./logger.js";
 import type { Session } from "./session.js";
 import type { OpenWorkspace, Workspaces } from "./workspaces.js";
@@ -68,8 +72,27 @@ export class Runs {
   start(p: RequestParams<"runs/start">): RequestResult<"runs/start"> {
     const ws = this.workspaces.get(p.workspaceFolder);
     if (!ws.store.threads.get(p.threadId)) throw new HarnessError("thread_not_found", `No thread ${p.threadId} in ${p.workspaceFolder}.`);
-    const { workspaceFolder: _w, files, ...rest } = p;
-    return this.launch(ws, { ...rest, uploads: files ?? [] });
+    const { workspaceFolder: _w, files, uploaded, ...rest } = p;
+    const dirs = threadDirs(ws.folder, p.threadId);
+    const already = (uploaded ?? []).map((name) => {
+      const file = existingUpload(dirs, name);
+      if (!file) throw new HarnessError("usage", `Cannot attach ${name}: it is not among this thread's uploaded files; upload it again.`);
+      return file;
+    });
+    // The editor names files of the folders this process serves only (trust/attachments.ts).
+    return this.launch(ws, { ...rest, uploads: files ?? [], attachRoots: this.workspaces.all().map((w) => w.folder), files: already });
+  }
+
+  /** uploads/put: a file for the thread's next message, by its bytes, within the one-file limit. */
+  put(p: RequestParams<"uploads/put">): RequestResult<"uploads/put"> {
+    const ws = this.workspaces.get(p.workspaceFolder);
+    if (!ws.store.threads.get(p.threadId)) throw new HarnessError("thread_not_found", `No thread ${p.threadId} in ${p.workspaceFolder}.`);
+    const name = uploadName(p.name);
+    const bytes = Buffer.from(p.base64, "base64");
+    const limit = this.session.config.uploads.max_file_size;
+    if (bytes.length > limit) throw new HarnessError("usage", `File too large: ${name} (uploads.max_file_size is ${limit} bytes)`);
+    const { filename, size, path } = putUpload(ensureThreadDirs(ws.folder, p.threadId), name, bytes);
+    return { filename, size, path };
   }
 
   /** The user's decisions on the thread's paused tool calls: a run like any other, through startRun. */

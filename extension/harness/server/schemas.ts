@@ -77,13 +77,14 @@ export const paramsSchemas: Schemas = {
       threadId,
       prompt: z.string(),
       files: z.array(absolutePath).max(100).optional(),
+      uploaded: z.array(z.string().min(1).max(255)).max(100).optional(),
       model: z.string().min(1).optional(),
       planMode: z.boolean().optional(),
       idempotencyKey: z.string().min(1).max(200).optional(),
       multitask: z.enum(["reject", "interrupt"]).optional(),
     })
     // Files alone are a message (DeerFlow's upload-only turn).
-    .refine((p) => p.prompt.trim() !== "" || (p.files ?? []).length > 0, { message: "a run needs a non-empty prompt or files", path: ["prompt"] }),
+    .refine((p) => p.prompt.trim() !== "" || (p.files ?? []).length + (p.uploaded ?? []).length > 0, { message: "a run needs a non-empty prompt or files", path: ["prompt"] }),
   "runs/decide": z.object({
     workspaceFolder,
     threadId,
@@ -114,6 +115,8 @@ export const paramsSchemas: Schemas = {
   "events/subscribe": z.object({ workspaceFolder, threadId, afterSeq: z.number().int().min(0) }),
   "events/unsubscribe": z.object({ subscriptionId: z.string().min(1) }),
   "files/read": z.object({ workspaceFolder, threadId, path: virtualPath }),
+  // base64 of at most the 80 MB message; the uploads limits are checked on the decoded bytes.
+  "uploads/put": z.object({ workspaceFolder, threadId, name: z.string().min(1).max(255), base64: z.string().max(80 * 1024 * 1024).regex(/^[A-Za-z0-9+/]*={0,2}$/) }),
   "images/get": z.object({ workspaceFolder, sha256: z.string().regex(/^[0-9a-f]{64}$/, { message: "a lowercase hex sha256" }) }),
   "images/clear": z.object({ workspaceFolder, threadId }),
   "sandbox/info": z.object({ workspaceFolder, threadId: threadId.optional() }),

@@ -11,7 +11,7 @@ import type { ArtifactView, DevContainerApproval, HarnessToHost, HostRequest, Re
 import type { FileChangeView } from "../../protocol/changes.js";
 import type { WorkspaceMap } from "./workspaceMap.js";
 
-/** Thrown for an attachment that a remote harness cannot read (it reads paths on its own machine). */
+/** Thrown for an attachment that cannot reach a remote harness (unreadable here, too large, or named by path). */
 export class RemoteAttachmentError extends Error {
   readonly code = "attachment_unreachable";
 }
@@ -22,16 +22,9 @@ export function toServerParams<M extends HostRequest>(method: M, params: Request
     return params;
   }
   const out: Record<string, unknown> = { ...params, workspaceFolder: map.toServer((params as { workspaceFolder: string }).workspaceFolder) };
-  if (method === "runs/start" && Array.isArray(out["files"])) {
-    out["files"] = (out["files"] as string[]).map((f) => {
-      const server = map.serverPath(f);
-      if (server === undefined) {
-        throw new RemoteAttachmentError(
-          `The remote harness cannot read ${f}: it reads attachments on its own machine, so only files inside a workspace folder it shares with this window can be attached. Put the file in the workspace (or remove the attachment).`,
-        );
-      }
-      return server;
-    });
+  // A remote harness never reads a path of this machine: attachments go as bytes (attachments.ts) before this.
+  if (method === "runs/start" && Array.isArray(out["files"]) && (out["files"] as string[]).length > 0) {
+    throw new RemoteAttachmentError("Attachments reach a remote harness as uploads (uploads/put), never as paths.");
   }
   return out as RequestParams<M>;
 }

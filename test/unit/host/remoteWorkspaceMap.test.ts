@@ -4,7 +4,11 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { WorkspaceMap, WorkspaceUnservedError, type LocalFolder } from "../../../extension/host/remote/workspaceMap.js";
 import { RemoteAttachmentError, toLocalNotification, toLocalResult, toServerParams } from "../../../extension/host/remote/rewrite.js";
-import type { ThreadStateView } from "../../../extension/protocol/rpc.js";
+import { uploadAttachments } from "../../../extension/host/remote/attachments.js";
+import type { RequestParams, ThreadStateView } from "../../../extension/protocol/rpc.js";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 
 const local = (path: string, realPath = path): LocalFolder => ({ path, realPath, name: path.split("/").pop()! });
 
@@ -75,10 +79,20 @@ test("requests carry the server's folder; answers and notifications the local on
   assert.deepEqual(toLocalNotification("sandbox/status", { workspaceFolder: "/srv/other", status: "ready" }, map), { workspaceFolder: "/srv/other", status: "ready" });
 });
 
-test("an attachment reaches a remote harness only from inside a shared folder", () => {
+test("an attachment reaches a remote harness as bytes (uploads/put), never as a path", async () => {
   const shared = new WorkspaceMap([local("/l/app")], [{ name: "app", folder: "/l/app" }], "srv");
-  assert.deepEqual(toServerParams("runs/start", { workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: ["/l/app/a.png"] }, shared).files, ["/l/app/a.png"]);
-  assert.throws(() => toServerParams("runs/start", { workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: ["/home/me/secret.txt"] }, shared), RemoteAttachmentError);
-  const apart = new WorkspaceMap([local("/l/app")], [{ name: "app", folder: "/srv/app" }], "srv");
-  assert.throws(() => toServerParams("runs/start", { workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: ["/l/app/a.png"] }, apart), /cannot read \/l\/app\/a\.png/);
+  // A path is never sent, even one inside a shared folder.
+  assert.throws(() => toServerParams("runs/start", { workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: ["/l/app/a.png"] }, shared), RemoteAttachmentError);
+  const dir = mkdtempSync(join(tmpdir(), "deerflow-remote-attach-"));
+  const file = join(dir, "notes.txt");
+  writeFileSync(file, "my notes");
+  const puts: Array<RequestParams<"uploads/put">> = [];
+  const sent = await uploadAttachments({ workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: [file] }, (p) => {
+    puts.push(p);
+    return Promise.resolve({ filename: "notes-1.txt", size: 8, path: "/mnt/user-data/uploads/notes-1.txt" });
+  });
+  assert.deepEqual(puts, [{ workspaceFolder: "/l/app", threadId: "t", name: "notes.txt", base64: Buffer.from("my notes").toString("base64") }]);
+  assert.deepEqual(sent, { workspaceFolder: "/l/app", threadId: "t", prompt: "p", uploaded: ["notes-1.txt"] });
+  assert.equal(toServerParams("runs/start", sent, shared).files, undefined);
+  await assert.rejects(uploadAttachments({ workspaceFolder: "/l/app", threadId: "t", prompt: "p", files: [join(dir, "missing.txt")] }, () => assert.fail("nothing to put")), RemoteAttachmentError);
 });

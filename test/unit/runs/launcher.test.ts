@@ -64,7 +64,7 @@ test("a request the launcher refuses writes nothing and never asks for a sandbox
   const refused = (req: Parameters<typeof launchRun>[1], ...codes: string[]) => {
     assert.throws(() => launchRun(s.services, req), (e: unknown) => e instanceof HarnessError && codes.includes(e.code));
   };
-  refused({ threadId: "new", createThread: true, prompt: "hi", baseURL: "http://127.0.0.1:9/v1", uploads: [join(s.workspace, "missing.txt")] }, "usage");
+  refused({ threadId: "new", createThread: true, prompt: "hi", baseURL: "http://127.0.0.1:9/v1", uploads: [join(s.workspace, "missing.txt")], attachRoots: "any" }, "usage");
   refused({ threadId: "new", createThread: true, prompt: "hi", model: "no-such-model" }, "no_models", "unknown_model");
   refused({ threadId: "absent", prompt: "hi", baseURL: "http://127.0.0.1:9/v1" }, "thread_not_found");
   assert.equal(s.store.threads.get("new"), undefined, "no thread row");
@@ -82,7 +82,7 @@ test("a launched run is prepared by the launcher: thread row, sandbox, uploads c
   const admitted: string[] = [];
   const launched = launchRun(
     s.services,
-    { threadId: "fresh", createThread: true, prompt: "read my notes", baseURL: server.url, model: "scripted", uploads: [upload] },
+    { threadId: "fresh", createThread: true, prompt: "read my notes", baseURL: server.url, model: "scripted", uploads: [upload], attachRoots: "any" },
     { onAdmitted: (run) => admitted.push(run.run_id) },
   );
   assert.deepEqual(admitted, [launched.admission.run.run_id], "onAdmitted before the worker");

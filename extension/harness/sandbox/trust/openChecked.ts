@@ -144,8 +144,9 @@ export function openForUpdateSync(path: string): number {
   return checkedOrClosed(openSync(path, O_RDWR | O_NOFOLLOW | O_NONBLOCK), path, "write");
 }
 
-function createChecked(path: string): number {
-  return checkedOrClosed(openSync(path, WRITE_FLAGS | O_EXCL, 0o666), path, "write");
+/** A new file, created with `mode` (never chmod-ed afterwards: no moment where it is wider). */
+function createChecked(path: string, mode = 0o666): number {
+  return checkedOrClosed(openSync(path, WRITE_FLAGS | O_EXCL, mode), path, "write");
 }
 
 /** `fd` once checkOpened accepts it; closed (and the refusal thrown) otherwise. */
@@ -159,9 +160,9 @@ function checkedOrClosed(fd: number, path: string, purpose: "read" | "write"): n
   }
 }
 
-/** A new file (EEXIST when the name is taken, by a link too), checked, with `data`. */
-export function createFileSync(path: string, data: string | Buffer): void {
-  const fd = createChecked(path);
+/** A new file (EEXIST when the name is taken, by a link too), checked, with `data`; `mode` at creation (before the umask). */
+export function createFileSync(path: string, data: string | Buffer, mode = 0o666): void {
+  const fd = createChecked(path, mode);
   try {
     const bytes = typeof data === "string" ? Buffer.from(data, "utf8") : data;
     let written = 0;
@@ -171,10 +172,14 @@ export function createFileSync(path: string, data: string | Buffer): void {
   }
 }
 
-/** Copy `source` (the user's own file) into a new, checked file at `path`. */
+/**
+ * Copy `source` (a file the caller was allowed to name: trust/attachments.ts) into a new, checked
+ * file at `path`, created 0600: a copy of someone's file is readable by its owner only, whatever
+ * the source's mode (an upload on a shared server is not world-readable).
+ */
 export function copyToNewFileSync(source: string, path: string): void {
-  const fd = createChecked(path);
-  const input = openSync(source, O_RDONLY);
+  const fd = createChecked(path, 0o600);
+  const input = openSync(source, O_RDONLY | O_NONBLOCK);
   try {
     const buffer = Buffer.alloc(1 << 20);
     for (;;) {
