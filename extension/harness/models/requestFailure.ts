@@ -105,7 +105,7 @@ export function classifyRequestFailure(err: unknown, target: ModelTarget, model 
   if (code && UNREACHABLE_CODES.has(code)) {
     return { ...base, kind: "other", summary: `${where} could not be reached (${code}). Check the base URL and the network.` };
   }
-  const detail = plainDetail(err instanceof Error ? err.message : String(err ?? ""));
+  const detail = plainDetail(err instanceof Error ? err.message : typeof err === "string" ? err : "");
   if (status !== undefined) return { ...base, kind: "other", status, summary: `${where} answered with status ${status}${detail ? `: ${detail}` : "."}` };
   return { ...base, kind: "other", summary: detail ? `The request failed: ${detail}` : "The request failed." };
 }

@@ -21,7 +21,7 @@ test("the prompt this window sent wins; otherwise the thread's last visible huma
 });
 
 test("refused while a run is active, and on a thread without a prompt", () => {
-  const active = retryPrompt(state([{ type: "human", id: "h", content: "x" }], { active_run: { run_id: "r", status: "running", after_seq: 1 } } as Partial<ThreadStateView>), "x");
+  const active = retryPrompt(state([{ type: "human", id: "h", content: "x" }], { active_run: { run_id: "r", status: "running", after_seq: 1 } }), "x");
   assert.equal(active.ok, false);
   const empty = retryPrompt(state([]), undefined);
   assert.equal(empty.ok, false);
