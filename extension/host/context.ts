@@ -97,7 +97,8 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   const choices = (): ModelChoice[] => {
     const remote = harness.remote;
     if (remote) return remote.info.models.map((m) => ({ name: m.name, label: m.display_name ?? m.name, supports_vision: m.supports_vision }));
-    return [...modelChoices(settings()), ...lmModels.choices()];
+    const stored = new Set(keys.storedNames());
+    return [...modelChoices(settings(), process.env, (name) => stored.has(name)), ...lmModels.choices()];
   };
   const session = own(
     new ThreadSession({

@@ -153,13 +153,36 @@ export function affectsSettings(e: vscode.ConfigurationChangeEvent): boolean {
  * environment (OPENAI_BASE_URL + OPENAI_MODEL/DEERFLOW_MODEL, see models/factory.ts); the picker
  * mirrors that single choice so the panel is never empty when the environment has a model.
  */
-export function modelChoices(settings: HarnessSettings, env: NodeJS.ProcessEnv = process.env): ModelChoice[] {
+export function modelChoices(settings: HarnessSettings, env: NodeJS.ProcessEnv = process.env, hasStoredKey?: (name: string) => boolean): ModelChoice[] {
   if (settings.models.length > 0) {
-    return settings.models.map((m) => ({ name: m.name, label: m.display_name ?? m.name, supports_vision: m.supports_vision ?? false }));
+    return settings.models.map((m) => {
+      const keyName = m.api_key_env ?? DEFAULT_KEY_ENV;
+      const missing = hasStoredKey !== undefined && keyMissing(m, keyName, env, hasStoredKey);
+      return { name: m.name, label: m.display_name ?? m.name, supports_vision: m.supports_vision ?? false, key_name: keyName, ...(missing ? { key_missing: true } : {}) };
+    });
   }
   const id = env["DEERFLOW_MODEL"] || env["OPENAI_MODEL"];
   if (!env["OPENAI_BASE_URL"] && !id) return [];
   return [{ name: id || "default", label: id || "default", supports_vision: true }];
+}
+
+/**
+ * A model's key is missing (issue 30 item 2: flagged under the picker before a request is sent):
+ * neither SecretStorage nor the environment has a value for its key name. A model on a loopback
+ * endpoint without an `api_key_env` is not flagged: local servers (Ollama, a scripted model)
+ * usually take no key, and the default OPENAI_API_KEY is not theirs.
+ */
+function keyMissing(m: ModelSetting, keyName: string, env: NodeJS.ProcessEnv, hasStoredKey: (name: string) => boolean): boolean {
+  if (hasStoredKey(keyName) || env[keyName]) return false;
+  if (m.api_key_env) return true;
+  const base = m.base_url ?? env["OPENAI_BASE_URL"];
+  if (!base) return true;
+  try {
+    const host = new URL(base).hostname;
+    return !(host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host === "::1");
+  } catch {
+    return true;
+  }
 }
 
 /** The names the API keys go by: each model's `api_key_env`, or OPENAI_API_KEY. */

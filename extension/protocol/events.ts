@@ -64,7 +64,8 @@ export type RunEvent =
   | (EventBase & { event: "updates"; data: Record<string, Record<string, unknown>> })
   | (EventBase & { event: "messages"; data: WireMessageChunk[] })
   | (EventBase & { event: "custom"; data: { type: string; [key: string]: unknown } })
-  | (EventBase & { event: "error"; data: { name: string; message: string; code?: string } })
+  /** `failure`: a failed model request, sorted for the panel (ModelRequestFailure below); absent for other errors. */
+  | (EventBase & { event: "error"; data: { name: string; message: string; code?: string; failure?: ModelRequestFailure } })
   | (EventBase & { event: "end"; data: {
         thread_id: string;
         run_id: string;
@@ -133,4 +134,27 @@ export interface TaskUsage {
   input_tokens: number;
   output_tokens: number;
   total_tokens: number;
+}
+
+/**
+ * A failed model request, as a person needs it (issue 30 item 2): which model, which endpoint, and
+ * what kind of failure, so the panel can say what to do (Retry, Show Logs, Set API Key) in its own
+ * words. Built in one place, harness/models/requestFailure.ts, and carried on the run's `error`
+ * event (`data.failure`); the event's `message` keeps the full detail for the CLI and the log.
+ */
+export interface ModelRequestFailure {
+  /**
+   * "connection_refused": nothing listens at the endpoint; "auth": 401/403 (the key is missing,
+   * wrong or not allowed); "model_not_found": 404 (no such model at that endpoint); "timeout": no
+   * answer in time; "other": anything else (rate limits, quota, a 5xx after the retries).
+   */
+  kind: "connection_refused" | "auth" | "model_not_found" | "timeout" | "other";
+  /** The model's configured name (the picker's), which Set API Key resolves to its key name. */
+  model: string;
+  /** `host:port` of the endpoint (the port the scheme implies when the URL has none). */
+  endpoint: string;
+  /** The HTTP status, when the endpoint answered. */
+  status?: number;
+  /** One sentence for a person: what happened, without URLs, library names or ids. */
+  summary: string;
 }

@@ -11,6 +11,10 @@ export interface ModelChoice {
   name: string;
   label: string;
   supports_vision: boolean;
+  /** The name its API key goes by (`api_key_env`), for an endpoint model configured in this window; never the key. */
+  key_name?: string;
+  /** No key is stored or in the environment under `key_name`: the panel flags it before a send, with Set API Key. */
+  key_missing?: boolean;
 }
 
 /**
@@ -72,6 +76,10 @@ export type WebviewToHost =
   | { type: "refreshMcp" }
   | { type: "approveMcp"; server: string }
   | { type: "showMcpLog"; server: string }
+  /** The failed-request alert (issue 30 item 2): run the thread's last prompt again; the log; the key of `model` (its api_key_env). */
+  | { type: "retry" }
+  | { type: "showLogs" }
+  | { type: "setApiKey"; model: string }
   /** Approval cards and changed files (review.ts). */
   | ReviewToHost;
 

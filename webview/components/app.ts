@@ -15,6 +15,7 @@ import { MessageList } from "./messageList.js";
 import { ThreadPanels } from "./threadPanels.js";
 import { SkillsSection } from "./skillsSection.js";
 import { McpSection } from "./mcpSection.js";
+import { RunFailure } from "./runFailure.js";
 
 export class App {
   private readonly header: Header;
@@ -24,6 +25,7 @@ export class App {
   private readonly mcp: McpSection;
   private readonly composer: Composer;
   private readonly continueBar: ContinueBar;
+  private readonly failure: RunFailure;
   private readonly noticeText = h("span", { class: "notice-text" });
   private readonly notice: HTMLElement;
 
@@ -39,7 +41,9 @@ export class App {
     this.mcp = new McpSection(post);
     this.composer = new Composer(post);
     this.continueBar = new ContinueBar(continueRun);
-    this.notice = h("div", { id: "notice", testid: "notice", class: "notice", attrs: { role: "alert", hidden: true } },
+    this.failure = new RunFailure(post);
+    // role=alert only while shown (render): nothing in the panel is an alert before something went wrong.
+    this.notice = h("div", { id: "notice", testid: "notice", class: "notice", attrs: { hidden: true } },
       this.noticeText, iconButton("close", "Dismiss", dismiss, "dismiss-notice"));
     root.replaceChildren(
       h("div", { class: "panel" },
@@ -50,6 +54,7 @@ export class App {
         this.skills.root,
         this.mcp.root,
         ...beforeComposer,
+        this.failure.root,
         this.continueBar.root,
         this.composer.root,
       ),
@@ -59,11 +64,14 @@ export class App {
   render(s: PanelState): void {
     this.header.update(s);
     this.notice.hidden = s.notice === null;
+    if (s.notice === null) this.notice.removeAttribute("role");
+    else this.notice.setAttribute("role", "alert");
     setText(this.noticeText, s.notice ?? "");
     this.panels.update(s);
     this.skills.update(s);
     this.mcp.update(s);
     this.composer.update(s);
+    this.failure.update(s);
     this.continueBar.update(s);
     // The list last: the parts above and below may have changed size, and the list lays out (and
     // pins to the bottom) against its final viewport height.

@@ -5,7 +5,7 @@
  * `last_seq`, or the seq before the active run when there is one (see fromState).
  */
 import type { ThreadStateView, JournalEvent } from "../../extension/protocol/rpc.js";
-import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
+import type { ModelRequestFailure, WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
 import { emptyThread } from "./emptyThread.js";
 import { appendError, applyChunk, buildMessages, dropStreaming, endStreaming, isRecord, upsertMessage } from "./messages.js";
 import { applyTaskEvent, attachTasks, isTaskEvent } from "./tasks.js";
@@ -77,6 +77,12 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
       return t;
     }
     case "error": {
+      const failure = isFailure(e.data.failure) ? e.data.failure : undefined;
+      if (failure) {
+        // The alert (components/runFailure.ts) says who failed where and what to do; the row keeps
+        // a short record in the thread, and the provider's full text stays in the log and the CLI.
+        return appendError({ ...t, run: { ...t.run, error: null, retry: null, failure } }, `error:${e.run_id}`, FAILURE_ROW[failure.kind]);
+      }
       const text = typeof e.data.message === "string" && e.data.message ? e.data.message : "The run failed.";
       return appendError({ ...t, run: { ...t.run, error: text, retry: null } }, `error:${e.run_id}`, text);
     }
@@ -86,7 +92,9 @@ function applyEvent(t: ThreadView, e: JournalEvent): ThreadView {
       const error = typeof e.data.error === "string" ? e.data.error : null;
       const stopReason = status === "success" && typeof e.data.stop_reason === "string" ? e.data.stop_reason : null;
       const awaitingApproval = stopReason === "approval";
-      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: error ?? out.run.error, retry: null, awaitingApproval, stopReason }, usage: usageAfterEnd(out.usage, e.data) };
+      // A sorted model failure keeps its own words: the end's error is the provider's full text.
+      const runError = out.run.failure ? null : (error ?? out.run.error);
+      out = { ...out, run: { ...out.run, runId: e.run_id, status, error: runError, retry: null, awaitingApproval, stopReason }, usage: usageAfterEnd(out.usage, e.data) };
       if (status === "error" || status === "timeout") {
         // The worker usually journals an `error` event first; one row per run either way.
         out = appendError(out, `error:${e.run_id}`, error ?? (status === "timeout" ? "The run timed out." : "The run failed."));
@@ -111,6 +119,21 @@ export function turnCappedKey(t: ThreadView): string | null {
   if (last?.role === "ai" && last.stopReason === "turn_capped") return last.key;
   if (t.run.stopReason === "turn_capped" && last?.role !== "human" && last?.role !== "error") return `run:${t.run.runId ?? ""}`;
   return null;
+}
+
+/** The thread's record of a failed model request (the alert above the composer has the detail). */
+const FAILURE_ROW: Record<ModelRequestFailure["kind"], string> = {
+  connection_refused: "Model request failed: the connection was refused.",
+  auth: "Model request failed: the API key was not accepted.",
+  model_not_found: "Model request failed: the model was not found.",
+  timeout: "Model request failed: no answer in time.",
+  other: "Model request failed.",
+};
+
+const FAILURE_KINDS = new Set<string>(Object.keys(FAILURE_ROW));
+
+function isFailure(v: unknown): v is ModelRequestFailure {
+  return isRecord(v) && typeof v.kind === "string" && FAILURE_KINDS.has(v.kind) && typeof v.model === "string" && typeof v.endpoint === "string" && typeof v.summary === "string";
 }
 
 function clearRetry(t: ThreadView): ThreadView {

@@ -6,7 +6,7 @@
  */
 import type { ThreadSummary } from "../../extension/protocol/rpc.js";
 import type { ModelChoice, PanelMcpServer, PanelSkill, PanelStatus } from "../../extension/protocol/webview.js";
-import type { RunStatus, TaskUsage } from "../../extension/protocol/events.js";
+import type { ModelRequestFailure, RunStatus, TaskUsage } from "../../extension/protocol/events.js";
 import type { UsageState } from "./usage.js";
 import type { Seq } from "./seq.js";
 import type { PMap } from "./pmap.js";
@@ -101,6 +101,12 @@ export interface RunView {
   awaitingApproval: boolean;
   /** The last run's `end.data.stop_reason` (null before its end, or for a plain answer). */
   stopReason: string | null;
+  /**
+   * The run's model request failed (the `error` event's `failure`, issue 30 item 2): the panel's
+   * one alert names the model and endpoint and offers Retry, Show Logs, Set API Key. Gone with the
+   * next run (its `metadata` starts a new RunView).
+   */
+  failure?: ModelRequestFailure;
 }
 
 export interface ThreadView {

@@ -21,6 +21,8 @@
 import { createMiddleware } from "langchain";
 import { isGraphBubbleUp } from "@langchain/langgraph";
 import { CIRCUIT_OPEN_MESSAGE, circuitIsOpen, endpointOf, recordFailure, recordSuccess, releaseProbe, withConcurrencyCap } from "./llmCircuitBreaker.js";
+import { circuitOpenFailure, classifyRequestFailure, modelTarget } from "../models/requestFailure.js";
+import type { ModelRequestFailure } from "../../protocol/events.js";
 
 export interface LlmRetryOptions {
   /** DeerFlow `llm_call.retry_max_attempts`: attempts in total, not retries. */
@@ -56,6 +58,7 @@ export type LlmErrorReason = "transient" | "busy" | "burst_rate" | "quota" | "au
 /** The run's final LLM failure. `code` is stable; the message is written for the user. */
 export class LlmCallError extends Error {
   readonly code = "llm_call_failed";
+  readonly failure: ModelRequestFailure | undefined;
   constructor(
     message: string,
     /** DeerFlow's `error_reason`. */
@@ -65,9 +68,11 @@ export class LlmCallError extends Error {
     /** DeerFlow's `error_detail`: the provider's own message. */
     readonly detail: string,
     readonly attempts: number,
-    options?: { cause?: unknown },
+    /** What the failure was, for a person (models/requestFailure.ts); the model is named by its id here, runTurn names it as configured. */
+    options?: { cause?: unknown; failure?: ModelRequestFailure },
   ) {
-    super(message, options);
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.failure = options?.failure;
     this.name = "LlmCallError";
   }
 }
@@ -206,7 +211,7 @@ export function llmErrorHandlingMiddleware(options: Partial<LlmRetryOptions> = {
       const endpoint = endpointOf(request.model);
       // Open breaker: fail fast, no request, no retries (DeerFlow returns its fallback message here).
       if (circuitIsOpen(endpoint)) {
-        throw new LlmCallError(CIRCUIT_OPEN_MESSAGE, "circuit_open", "CircuitBreakerOpen", "LLM circuit breaker is open", 0);
+        throw new LlmCallError(CIRCUIT_OPEN_MESSAGE, "circuit_open", "CircuitBreakerOpen", "LLM circuit breaker is open", 0, { failure: circuitOpenFailure(modelTarget(request.model)) });
       }
       let prev: number | undefined;
       for (let attempt = 1; ; attempt++) {
@@ -231,7 +236,7 @@ export function llmErrorHandlingMiddleware(options: Partial<LlmRetryOptions> = {
             const type = cause instanceof Error ? (cause.constructor?.name ?? cause.name) : typeof cause;
             // The provider's words come last: the user text says what to do, the detail says what happened.
             const message = reason === "generic" ? userMessage(reason, detail) : `${userMessage(reason, detail)} (${detail})`;
-            throw new LlmCallError(message, reason, type, detail, attempt, { cause });
+            throw new LlmCallError(message, reason, type, detail, attempt, { cause, failure: classifyRequestFailure(cause, modelTarget(request.model)) });
           }
           const waitMs = retryAfterMs(cause) ?? retryDelayMs(opts, prev, reason);
           prev = waitMs;

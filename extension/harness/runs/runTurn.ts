@@ -10,7 +10,7 @@ import { HumanMessage } from "@langchain/core/messages";
 import { UpdateDeltas } from "./updateDeltas.js";
 import { ChunkCoalescer } from "./chunkCoalescer.js";
 import type { BaseMessage } from "@langchain/core/messages";
-import type { FinalRunStatus, RunEvent } from "../../protocol/events.js";
+import type { FinalRunStatus, ModelRequestFailure, RunEvent } from "../../protocol/events.js";
 import type { SandboxProvider } from "../sandbox/provider.js";
 import type { LeadAgent } from "../agent/leadAgent.js";
 import type { UploadedFile } from "../state/threadState.js";
@@ -182,7 +182,12 @@ export async function runTurn(req: TurnRequest): Promise<TurnResult> {
       const e = err instanceof Error ? err : new Error(String(err));
       result = { status: "error", error: errorMessage(e) };
       const code = errorCode(e);
-      emit({ ...base, event: "error", data: { name: e.name, message: e.message, ...(typeof code === "string" ? { code } : {}) } });
+      const failure = requestFailureOf(e);
+      emit({
+        ...base,
+        event: "error",
+        data: { name: e.name, message: e.message, ...(typeof code === "string" ? { code } : {}), ...(failure ? { failure: { ...failure, model: req.modelName } } : {}) },
+      });
     }
   } finally {
     // A subagent still open when the run stopped was stopped with it: say so in its namespace.
@@ -262,6 +267,15 @@ export function endEvent(
       ...extra,
     },
   };
+}
+
+/** The sorted model failure LLMErrorHandlingMiddleware hung on its LlmCallError, wherever langchain wrapped it. */
+function requestFailureOf(err: unknown): ModelRequestFailure | undefined {
+  for (let e = err, depth = 0; e instanceof Error && depth < 20; e = e.cause, depth++) {
+    const failure = (e as Error & { failure?: ModelRequestFailure }).failure;
+    if (failure && typeof failure === "object") return failure;
+  }
+  return undefined;
 }
 
 /** A typed error's stable code; langchain wraps middleware errors (MiddlewareError), so follow `cause`. */

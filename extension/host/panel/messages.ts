@@ -37,6 +37,9 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("refreshMcp") }),
   z.object({ type: z.literal("approveMcp"), server: z.string().min(1).max(200) }),
   z.object({ type: z.literal("showMcpLog"), server: z.string().min(1).max(200) }),
+  z.object({ type: z.literal("retry") }),
+  z.object({ type: z.literal("showLogs") }),
+  z.object({ type: z.literal("setApiKey"), model: z.string().min(1).max(200) }),
   ...REVIEW_MESSAGE_SCHEMAS,
 ]);
 

@@ -153,6 +153,20 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
         if (!res.ok) throw new Error(res.reason);
         return;
       }
+      case "retry": {
+        const res = await this.session.retry();
+        if (!res.ok) throw new Error(res.reason);
+        return;
+      }
+      case "showLogs":
+        await vscode.commands.executeCommand("deerflow.showLogs");
+        return;
+      case "setApiKey": {
+        // The model's key name (its api_key_env), resolved here: the webview names only the model.
+        const keyName = this.session.keyNameOf(msg.model);
+        await vscode.commands.executeCommand("deerflow.setApiKey", ...(keyName ? [keyName] : []));
+        return;
+      }
       case "attachFiles":
         return this.session.attachFiles();
       case "removeAttachment":

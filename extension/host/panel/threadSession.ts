@@ -20,6 +20,8 @@ import type { HostToWebview, ModelChoice, PanelStatus } from "../../protocol/web
 import type { RunTracker } from "../runTracker.js";
 import { CONTINUE_PROMPT, continueCheck } from "./continueRun.js";
 import type { ContinueCheck } from "./continueRun.js";
+import { retryPrompt } from "./retryRun.js";
+import type { RetryPrompt } from "./retryRun.js";
 import { EventFeed } from "./eventFeed.js";
 import { isInside } from "./paths.js";
 import { describeMemoryChange } from "../memoryChange.js";
@@ -54,6 +56,8 @@ export class ThreadSession implements vscode.Disposable {
   private attached = false;
   private prefetched: Promise<Prefetched | undefined> | undefined;
   private reloadOnStart = false;
+  /** The last prompt this window sent on each thread (Retry sends it again; retryRun.ts). */
+  private readonly lastPrompts = new Map<string, string>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor(private readonly deps: SessionDeps) {
@@ -199,6 +203,21 @@ export class ThreadSession implements vscode.Disposable {
     return { ok: true, runId: await this.start(CONTINUE_PROMPT, [], threadId) };
   }
 
+  /**
+   * Retry after a failed model request (issue 30 item 2): the thread's last prompt again, through
+   * the same runs/start as a typed message. Refused, with the reason, while a run is active or
+   * when the thread has no prompt (retryRun.ts).
+   */
+  async retry(): Promise<RetryPrompt & { runId?: string }> {
+    const folder = await this.requireFolder();
+    const threadId = this.threadId;
+    if (!threadId) return { ok: false, reason: "Open a thread first." };
+    const state = await this.deps.harness.request("threads/state", { workspaceFolder: folder.uri.fsPath, threadId });
+    const check = retryPrompt(state, this.lastPrompts.get(threadId));
+    if (!check.ok) return check;
+    return { ...check, runId: await this.start(check.prompt, [], threadId) };
+  }
+
   /** One run through runs/start on `threadId` (the shown thread; a new one when there is none). */
   private async start(text: string, files: string[], threadId?: string): Promise<string> {
     const folder = await this.requireFolder();
@@ -215,6 +234,7 @@ export class ThreadSession implements vscode.Disposable {
       idempotencyKey: randomUUID(),
     });
     this.deps.runs.started(res.run_id, res.thread_id);
+    this.lastPrompts.set(res.thread_id, text);
     if (res.thread_id === this.threadId) {
       this.activeRun = { run_id: res.run_id, status: "pending" };
       await this.pushStatus();
@@ -333,6 +353,11 @@ export class ThreadSession implements vscode.Disposable {
 
   get planMode(): boolean {
     return this.deps.memento.get<boolean>("deerflow.planMode", false);
+  }
+
+  /** The name `model`'s API key goes by (its api_key_env), when it is a configured endpoint model. */
+  keyNameOf(model: string): string | undefined {
+    return this.deps.models().find((m) => m.name === model)?.key_name;
   }
 
   /** The chosen model if it is still configured, else the default, else the first. */
