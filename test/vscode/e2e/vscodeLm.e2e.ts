@@ -112,8 +112,13 @@ describe(`vscode.lm models in DeerFlow (code-server ${version} + chromium)`, () 
     test("a provider error reaches the panel as a readable error", () =>
       step("error", async () => {
         await panel.send("[fail] Try it.");
-        await shows(panel.view.getByTestId("run-error").filter({ hasText: "the scripted provider refuses this request" }), "the provider's error in the panel");
-        await shows(panel.view.getByTestId("run-error").filter({ hasText: "deerflow-test/scripted" }), "which model failed, in the panel");
+        // One alert above the composer (issue 30 item 2): which model failed, the provider's words, the next steps.
+        const alert = panel.view.getByRole("alert").filter({ hasText: "deerflow-test/scripted" });
+        await shows(alert, "which model failed, in the panel's alert");
+        await shows(alert.filter({ hasText: "the scripted provider refuses this request" }), "the provider's error in the alert");
+        await shows(alert.getByRole("button", { name: "Retry" }), "Retry in the alert");
+        await shows(alert.getByRole("button", { name: "Show Logs" }), "Show Logs in the alert");
+        await shows(panel.view.getByTestId("run-error").filter({ hasText: "Model request failed" }), "the thread's record of the failure");
         await screenshot(df!.page, "vscodelm-04-provider-error");
       }));
 
