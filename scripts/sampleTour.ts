@@ -15,7 +15,7 @@ const TOUR: readonly ScriptedReply[] = [
     }],
   },
   { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/summary.md"] } }] },
-  { content: "I wrote a summary of the project to **summary.md** and presented it: click it in the artifacts to open it. (This is a scripted model; set OPENAI_BASE_URL to use a real one.)" },
+  { content: "I wrote a summary of the project to **summary.md** and presented it: click it in the artifacts to open it. (This is a scripted model: *DeerFlow: Add Model…* connects a real one.)" },
 ];
 
 /** The tour, restarted for every prompt: the step is the number of assistant messages since the last user message. */

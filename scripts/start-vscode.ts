@@ -37,6 +37,10 @@ const cs = await launchCodeServer({
   // The sample is copied into the run dir (removed on stop); --workspace opens the folder itself.
   ...(values.workspace ? { workspaceInPlace: resolve(values.workspace) } : {}),
   label: "deerflow-start-vscode",
+  // Chat stays on (issue 30 item 6): `@deerflow` is part of the quick start. The walkthrough opens
+  // on first start, as it does after a Marketplace install. Writes ask first, so the scripted
+  // tour's summary shows a newcomer one approval card with its diff (issue 30 item 1).
+  settings: { "chat.disableAIFeatures": false, "workbench.welcomePage.walkthroughs.openOnInstall": true, ...(real ? {} : { "deerflow.approval.write": "ask" }) },
   ...(values.port ? { port: Number(values.port) } : {}),
   ...(model ? { env: { OPENAI_BASE_URL: model.url, OPENAI_API_KEY: "sk-scripted", OPENAI_MODEL: "scripted-demo" } } : {}),
 });

@@ -15,6 +15,7 @@ export const initialState: PanelState = {
   threadId: null,
   models: [],
   model: null,
+  modelChosen: false,
   planMode: false,
   thread: null,
   status: undefined,
@@ -41,6 +42,7 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
         threadId: m.threadId,
         models: m.models,
         model: m.model,
+        modelChosen: m.modelChosen === true,
         planMode: m.planMode,
         thread: keepThread(s.thread, m.threadId),
       };
@@ -64,7 +66,7 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
     case "attachments":
       return { ...s, attachments: m.files };
     case "model":
-      return { ...s, model: m.model, planMode: m.planMode };
+      return { ...s, model: m.model, modelChosen: m.modelChosen === true, planMode: m.planMode };
     case "image": {
       const images = new Map(s.images);
       images.set(m.sha256, m.dataUrl);

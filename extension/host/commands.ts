@@ -18,6 +18,8 @@ import { clearRemoteTokenCommand, setRemoteTokenCommand } from "./remote/command
 import { openFile } from "./panel/provider.js";
 import { compactThreadCommand } from "./compact.js";
 import { forgetMemoryCommand, openMemoryCommand } from "./memory.js";
+import { addModelCommand } from "./addModel.js";
+import { VSCODE_LM_PREFIX } from "../protocol/lm.js";
 
 const TERMINAL_NAME = "DeerFlow Sandbox";
 const UNTRUSTED_SANDBOX = "this workspace is not trusted, so it has no sandbox to open or rebuild (its devcontainer.json is not used). Trust the workspace first.";
@@ -67,26 +69,40 @@ const commands: Record<string, Command> = {
     return true;
   },
 
+  "deerflow.addModel": addModelCommand,
+
   "deerflow.selectModel": (ctx) => async (name?: unknown) => {
+    // The editor's models as they are now (issue 30 item 1): right after the window opens the list
+    // read at activation may predate the providers' registration.
+    if (!ctx.harness.remote) await ctx.lmModels.refresh();
+    // `{ vscodeLm: true }`: the panel's "Use VS Code's models" offers only the editor's own.
+    const onlyLm = typeof name === "object" && name !== null && (name as { vscodeLm?: unknown }).vscodeLm === true;
     // Configured models first, then the editor's own (vscode.lm, issue 25).
-    const choices = ctx.modelChoices();
+    const choices = ctx.modelChoices().filter((c) => !onlyLm || c.name.startsWith(VSCODE_LM_PREFIX));
     if (choices.length === 0 && ctx.harness.remote) {
       void vscode.window.showWarningMessage(`DeerFlow: the remote harness at ${ctx.harness.remote.shown} serves no models (its config.yaml or --model names them).`);
       return undefined;
     }
     if (choices.length === 0) {
-      const open = "Open Settings";
-      const answer = await vscode.window.showWarningMessage("DeerFlow: no models are configured (deerflow.models, or OPENAI_BASE_URL and OPENAI_MODEL), and VS Code offers no language models (vscode.lm).", open);
-      if (answer === open) await vscode.commands.executeCommand("workbench.action.openSettings", "deerflow.models");
+      const add = "Add Model…";
+      const answer = await vscode.window.showInformationMessage(
+        onlyLm
+          ? "DeerFlow: VS Code offers no language models right now (an extension such as Copilot provides them). Add a model on an OpenAI-compatible endpoint instead?"
+          : "DeerFlow has no model yet. Add one on an OpenAI-compatible endpoint (OpenAI, a gateway, a local server); models VS Code offers (Copilot's, for example) are listed here once an extension provides them.",
+        add,
+      );
+      if (answer === add) return vscode.commands.executeCommand<string | undefined>("deerflow.addModel");
       return undefined;
     }
     let picked = typeof name === "string" ? name : undefined;
     if (picked === undefined) {
       const current = ctx.session.model();
+      const add = { label: "$(add) Add Model…", description: "an OpenAI-compatible endpoint", name: "" };
       const item = await vscode.window.showQuickPick(
-        choices.map((c) => ({ label: c.label, description: c.name === current ? "current" : c.name !== c.label ? c.name : undefined, name: c.name })),
+        [...choices.map((c) => ({ label: c.label, description: c.name === current ? "current" : c.name !== c.label ? c.name : undefined, name: c.name })), ...(ctx.harness.remote ? [] : [add])],
         { title: "DeerFlow: Select Model", placeHolder: "The model new runs use" },
       );
+      if (item === add) return vscode.commands.executeCommand<string | undefined>("deerflow.addModel");
       picked = item?.name;
     }
     if (picked !== undefined) ctx.session.selectModel(picked);

@@ -17,6 +17,7 @@ import { z } from "zod";
 import type { HarnessSettings, ModelSetting } from "../protocol/rpc.js";
 import type { ModelChoice } from "../protocol/webview.js";
 import { trustedSettingValue } from "./trustedSetting.js";
+import { isLoopbackUrl } from "./modelEntry.js";
 
 const SECTION = "deerflow";
 
@@ -169,20 +170,11 @@ export function modelChoices(settings: HarnessSettings, env: NodeJS.ProcessEnv =
 /**
  * A model's key is missing (issue 30 item 2: flagged under the picker before a request is sent):
  * neither SecretStorage nor the environment has a value for its key name. A model on a loopback
- * endpoint without an `api_key_env` is not flagged: local servers (Ollama, a scripted model)
- * usually take no key, and the default OPENAI_API_KEY is not theirs.
+ * endpoint is not flagged: local servers (Ollama, LM Studio, a scripted model) usually take no key.
  */
 function keyMissing(m: ModelSetting, keyName: string, env: NodeJS.ProcessEnv, hasStoredKey: (name: string) => boolean): boolean {
   if (hasStoredKey(keyName) || env[keyName]) return false;
-  if (m.api_key_env) return true;
-  const base = m.base_url ?? env["OPENAI_BASE_URL"];
-  if (!base) return true;
-  try {
-    const host = new URL(base).hostname;
-    return !(host === "localhost" || host === "127.0.0.1" || host === "[::1]" || host === "::1");
-  } catch {
-    return true;
-  }
+  return !isLoopbackUrl(m.base_url ?? env["OPENAI_BASE_URL"]);
 }
 
 /** The names the API keys go by: each model's `api_key_env`, or OPENAI_API_KEY. */

@@ -80,6 +80,9 @@ export type WebviewToHost =
   | { type: "retry" }
   | { type: "showLogs" }
   | { type: "setApiKey"; model: string }
+  /** The start state (issue 30 item 1): Add Model… (the command's input boxes); Use VS Code's models (Select Model, the editor's only). */
+  | { type: "addModel" }
+  | { type: "useVsCodeModels" }
   /** Approval cards and changed files (review.ts). */
   | ReviewToHost;
 
@@ -101,6 +104,8 @@ export type HostToWebview =
       threadId: string | null;
       models: ModelChoice[];
       model: string | null;
+      /** The user picked `model` (Select Model, the picker, Add Model); false while it is only the first on the list. */
+      modelChosen: boolean;
       planMode: boolean;
     }
   | { type: "threads"; threads: ThreadSummary[]; threadId: string | null }
@@ -110,7 +115,7 @@ export type HostToWebview =
   | { type: "events"; threadId: string; events: JournalEvent[] }
   | { type: "status"; status: PanelStatus }
   | { type: "attachments"; files: Array<{ name: string; size: number }> }
-  | { type: "model"; model: string; planMode: boolean }
+  | { type: "model"; model: string; modelChosen: boolean; planMode: boolean }
   | { type: "image"; sha256: string; dataUrl: string | null }
   | { type: "error"; message: string }
   /** The workspace's loaded skills (on `ready`, after a change, on refresh). */

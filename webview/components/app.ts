@@ -16,6 +16,7 @@ import { ThreadPanels } from "./threadPanels.js";
 import { SkillsSection } from "./skillsSection.js";
 import { McpSection } from "./mcpSection.js";
 import { RunFailure } from "./runFailure.js";
+import { ModelSetup } from "./modelSetup.js";
 
 export class App {
   private readonly header: Header;
@@ -26,6 +27,8 @@ export class App {
   private readonly composer: Composer;
   private readonly continueBar: ContinueBar;
   private readonly failure: RunFailure;
+  private readonly setup: ModelSetup;
+  private model: string | null = null;
   private readonly noticeText = h("span", { class: "notice-text" });
   private readonly notice: HTMLElement;
 
@@ -39,7 +42,8 @@ export class App {
     this.panels = new ThreadPanels(post);
     this.skills = new SkillsSection(post);
     this.mcp = new McpSection(post);
-    this.composer = new Composer(post);
+    this.setup = new ModelSetup(post, () => this.model);
+    this.composer = new Composer(post, () => this.setup.holdDraft());
     this.continueBar = new ContinueBar(continueRun);
     this.failure = new RunFailure(post);
     // role=alert only while shown (render): nothing in the panel is an alert before something went wrong.
@@ -55,6 +59,7 @@ export class App {
         this.mcp.root,
         ...beforeComposer,
         this.failure.root,
+        this.setup.root,
         this.continueBar.root,
         this.composer.root,
       ),
@@ -72,6 +77,8 @@ export class App {
     this.mcp.update(s);
     this.composer.update(s);
     this.failure.update(s);
+    this.model = s.model;
+    this.setup.update(s);
     this.continueBar.update(s);
     // The list last: the parts above and below may have changed size, and the list lays out (and
     // pins to the bottom) against its final viewport height.

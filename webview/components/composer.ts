@@ -36,7 +36,8 @@ export class Composer {
   private skills: readonly PanelSkill[] = [];
   private readonly completions = h("ul", { id: "skill-completions", testid: "skill-completions", class: "skill-completions", attrs: { role: "listbox", "aria-label": "Skills", hidden: true } });
 
-  constructor(private readonly post: (m: WebviewToHost) => void) {
+  /** `needModel`: Send was pressed with no model to send to; the text stays in the box (modelSetup.ts says so). */
+  constructor(private readonly post: (m: WebviewToHost) => void, private readonly needModel: () => void = () => undefined) {
     this.send = h("vscode-button", { id: "send", testid: "send", attrs: { "aria-label": "Send", title: "Send (Enter)" }, on: { click: () => this.submit() } }, icon("send"), h("span", { text: "Send" }));
     const attach = h("vscode-button", {
       id: "attach",
@@ -94,6 +95,10 @@ export class Composer {
   private submit(): void {
     const text = this.input.value.trim();
     if (!text || this.active) return;
+    if (this.models.length === 0) {
+      this.needModel();
+      return;
+    }
     this.post({ type: "send", text });
     this.input.value = "";
     this.complete();

@@ -150,6 +150,8 @@ export interface PanelState {
   threadId: string | null;
   models: readonly ModelChoice[];
   model: string | null;
+  /** The user picked `model` (or configured it as the default); false while it is only the first on the list. */
+  modelChosen: boolean;
   planMode: boolean;
   thread: ThreadView | null;
   /** Host-reported status (sandbox, restriction, active run); undefined until the first one. */

@@ -8,7 +8,9 @@
  * Approve / Reject / Open in Panel `button`s (no stable confirmation part exists). Chat's Stop
  * stops following the run and asks whether to cancel the run itself; a run that outlives the chat
  * turn keeps running in the harness, and the next request says so with a button to open it.
- * The Chat view's model, a vscode.lm model, is the run's model. `/new` starts a new thread,
+ * The run's model is the one DeerFlow has selected (the panel's picker, Select Model: configured
+ * or vscode.lm), whatever the Chat view's own picker shows (issue 30 item 6), and the answer says
+ * which; only with no DeerFlow model at all does the Chat view's model run it. `/new` starts a new thread,
  * `/plan` runs in plan mode.
  *
  * The Chat view and its participants are reachable from VS Code 1.104 on (code-server shows no
@@ -157,7 +159,8 @@ async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.Cha
     return { metadata: { threadId } };
   }
   const before = new Set(state.artifacts.map((a) => a.path));
-  const model = request.model ? `${VSCODE_LM_PREFIX}${request.model.vendor}/${request.model.family}` : ctx.session.model();
+  const model = ctx.session.model() ?? (request.model ? `${VSCODE_LM_PREFIX}${request.model.vendor}/${request.model.family}` : undefined);
+  if (model) stream.progress(`DeerFlow on ${ctx.modelChoices().find((m) => m.name === model)?.label ?? model}`);
   const started = await ctx.harness.request("runs/start", {
     workspaceFolder: folder,
     threadId,

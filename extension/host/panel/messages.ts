@@ -40,6 +40,8 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("retry") }),
   z.object({ type: z.literal("showLogs") }),
   z.object({ type: z.literal("setApiKey"), model: z.string().min(1).max(200) }),
+  z.object({ type: z.literal("addModel") }),
+  z.object({ type: z.literal("useVsCodeModels") }),
   ...REVIEW_MESSAGE_SCHEMAS,
 ]);
 

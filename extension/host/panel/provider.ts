@@ -167,6 +167,12 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
         await vscode.commands.executeCommand("deerflow.setApiKey", ...(keyName ? [keyName] : []));
         return;
       }
+      case "addModel":
+        await vscode.commands.executeCommand("deerflow.addModel");
+        return;
+      case "useVsCodeModels":
+        await vscode.commands.executeCommand("deerflow.selectModel", { vscodeLm: true });
+        return;
       case "attachFiles":
         return this.session.attachFiles();
       case "removeAttachment":

@@ -169,7 +169,7 @@ export class ThreadSession implements vscode.Disposable {
     this.threadId = wanted ?? threads[0]?.thread_id ?? null;
     const shown = threads.find((t) => t.thread_id === this.threadId);
     this.activeRun = activeRunOf(shown);
-    this.post({ type: "init", threads: this.scrub(threads, folder), threadId: this.threadId, models: this.deps.models(), model: this.model() ?? null, planMode: this.planMode });
+    this.post({ type: "init", threads: this.scrub(threads, folder), threadId: this.threadId, models: this.deps.models(), model: this.model() ?? null, modelChosen: this.modelChosen(), planMode: this.planMode });
     this.postAttachments();
     await this.pushStatus();
     if (!this.threadId) return;
@@ -221,6 +221,8 @@ export class ThreadSession implements vscode.Disposable {
   /** One run through runs/start on `threadId` (the shown thread; a new one when there is none). */
   private async start(text: string, files: string[], threadId?: string): Promise<string> {
     const folder = await this.requireFolder();
+    // The harness's own refusal names CLI flags; the panel's start state has the button (issue 30 item 1).
+    if (this.deps.models().length === 0) throw new Error("DeerFlow has no model yet: use Add Model… above the message box, then send again.");
     if (!threadId && !this.threadId) await this.newThread();
     threadId ??= this.threadId!;
     const model = this.model();
@@ -360,6 +362,12 @@ export class ThreadSession implements vscode.Disposable {
     return this.deps.models().find((m) => m.name === model)?.key_name;
   }
 
+  /** The user chose the model (it is still on the list), or configured a default that is. */
+  modelChosen(): boolean {
+    const choices = this.deps.models();
+    return [this.deps.memento.get<string>("deerflow.model"), this.deps.defaultModel()].some((n) => n !== undefined && choices.some((m) => m.name === n));
+  }
+
   /** The chosen model if it is still configured, else the default, else the first. */
   model(): string | undefined {
     const choices = this.deps.models();
@@ -487,7 +495,7 @@ export class ThreadSession implements vscode.Disposable {
 
   private postModel(): void {
     const model = this.model();
-    if (model) this.post({ type: "model", model, planMode: this.planMode });
+    if (model) this.post({ type: "model", model, modelChosen: this.modelChosen(), planMode: this.planMode });
   }
 
   private postModelsInit(): void {
@@ -495,7 +503,7 @@ export class ThreadSession implements vscode.Disposable {
     void this.guard(async () => {
       const folder = await this.folder(false);
       const threads = folder ? await this.deps.harness.request("threads/list", { workspaceFolder: folder.uri.fsPath }) : [];
-      this.post({ type: "init", threads: this.scrub(threads, folder), threadId: this.threadId, models: this.deps.models(), model: this.model() ?? null, planMode: this.planMode });
+      this.post({ type: "init", threads: this.scrub(threads, folder), threadId: this.threadId, models: this.deps.models(), model: this.model() ?? null, modelChosen: this.modelChosen(), planMode: this.planMode });
     });
   }
 

@@ -215,7 +215,7 @@ test("events for another thread, and before any state, are ignored", () => {
 test("switching threads drops the old view until its state arrives; persisted() is what ready carries", () => {
   resetSeq();
   let s = run(
-    { type: "init", threads: [], threadId: T, models: [{ name: "m", label: "M", supports_vision: false }], model: "m", planMode: false },
+    { type: "init", threads: [], threadId: T, models: [{ name: "m", label: "M", supports_vision: false }], model: "m", modelChosen: true, planMode: false },
     stateMsg({ last_seq: 7 }),
   );
   assert.deepEqual(persisted(s), { threadId: T, lastSeq: 7 });
@@ -225,7 +225,7 @@ test("switching threads drops the old view until its state arrives; persisted() 
 });
 
 test("images and host errors are kept; model changes apply", () => {
-  let s = run({ type: "image", sha256: "abc", dataUrl: "data:image/png;base64,AA==" }, { type: "error", message: "No API key" }, { type: "model", model: "m2", planMode: true });
+  let s = run({ type: "image", sha256: "abc", dataUrl: "data:image/png;base64,AA==" }, { type: "error", message: "No API key" }, { type: "model", model: "m2", modelChosen: true, planMode: true });
   assert.equal(s.images.get("abc"), "data:image/png;base64,AA==");
   assert.equal(s.notice, "No API key");
   assert.equal(s.model, "m2");
