@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import { homedir } from "node:os";
 import * as vscode from "vscode";
 import { HarnessClient } from "./harnessClient.js";
 import { DevContainerApprovals } from "./devcontainerApproval.js";
@@ -118,6 +119,7 @@ export function createCtx(extension: vscode.ExtensionContext, log: vscode.LogOut
   const files = new ThreadFiles(harness, extension.globalStorageUri.fsPath);
   const panel = own(new PanelProvider(extension.extensionUri, session, log, review, new PanelSkills(harness, () => session.requireFolder()), mcp, files));
   own(vscode.window.registerWebviewViewProvider(PANEL_VIEW_ID, panel));
+  own(panel.watchSources(extension.globalStorageUri.fsPath, homedir()));
   const approvals = new DevContainerApprovals(harness, log);
   const commandErrors = own(new vscode.EventEmitter<CommandError>());
   own(lmModels.onDidChange(() => void session.refresh()));

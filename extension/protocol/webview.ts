@@ -72,8 +72,12 @@ export type WebviewToHost =
   | { type: "setSkillEnabled"; name: string; enabled: boolean }
   | { type: "openSkill"; name: string }
   | { type: "refreshSkills" }
+  /** "Add Skill…" (issue 30 item 5): the host asks a name and writes a SKILL.md to start from, in the workspace's .agents/skills. */
+  | { type: "addSkill" }
   /** The MCP Servers section (issue 23): list again (starting those that may), Allow a workspace server (the host shows its config first), its log. */
   | { type: "refreshMcp" }
+  /** "Add MCP Server…": the host opens the workspace's .vscode/mcp.json (created with an example entry when missing). */
+  | { type: "addMcpServer" }
   | { type: "approveMcp"; server: string }
   | { type: "showMcpLog"; server: string }
   /** The failed-request alert (issue 30 item 2): run the thread's last prompt again; the log; the key of `model` (its api_key_env). */

@@ -28,7 +28,7 @@ export class Composer {
   });
   private readonly send: HTMLElement;
   private readonly attachList = h("ul", { id: "attachments", testid: "attachments", class: "attachments", attrs: { "aria-label": "Attachments", hidden: true } });
-  private readonly model = h("vscode-single-select", { id: "model-picker", testid: "model-picker", class: "model-picker", attrs: { label: "Model", "aria-label": "Model" } }) as SelectLike;
+  private readonly model = h("vscode-single-select", { id: "model-picker", testid: "model-picker", class: "model-picker", attrs: { label: "Model", "aria-label": "Model", position: "above" } }) as SelectLike;
   private readonly plan = h("vscode-checkbox", { id: "plan-mode", testid: "plan-mode", attrs: { toggle: true, label: "Plan mode", title: "Plan mode: the agent keeps a todo list" } }) as CheckboxLike;
   private models: readonly ModelChoice[] = [];
   private attachments: PanelState["attachments"] = [];
@@ -118,6 +118,8 @@ export class Composer {
       this.model.hidden = s.models.length === 0;
     }
     if (s.model !== null && this.model.value !== s.model) this.model.value = s.model;
+    // The host's word on the selected model (tests and themes read it; the value is the widget's own).
+    if (s.model !== null && this.model.dataset.model !== s.model) this.model.dataset.model = s.model;
     if (this.plan.checked !== s.planMode) this.plan.checked = s.planMode;
     if (s.attachments !== this.attachments) {
       this.attachments = s.attachments;

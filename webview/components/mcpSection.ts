@@ -25,21 +25,25 @@ function stateText(s: PanelMcpServer): string {
 export class McpSection {
   private readonly count = h("span", { class: "section-count" });
   private readonly list = h("ul", { id: "mcp-servers", testid: "mcp-servers", class: "mcp-list", attrs: { "aria-label": "MCP servers" } });
+  private readonly empty = h("p", { class: "section-empty muted", testid: "mcp-empty", text: "No MCP servers. Servers in .vscode/mcp.json or DeerFlow's extensions_config.json give the agent their tools." });
   readonly root: HTMLDetailsElement;
   private last: readonly PanelMcpServer[] | undefined;
 
   constructor(private readonly post: (m: WebviewToHost) => void) {
-    this.root = h("details", { id: "mcp-section", testid: "mcp-section", class: "thread-section", attrs: { hidden: true } },
+    this.root = h("details", { id: "mcp-section", testid: "mcp-section", class: "thread-section" },
       h("summary", {}, h("span", { class: "section-label", text: "MCP Servers" }), this.count),
-      h("div", { class: "section-body" }, this.list,
-        h("div", { class: "section-actions" }, iconButton("refresh", "Refresh MCP servers", () => this.post({ type: "refreshMcp" }), "refresh-mcp"))));
+      h("div", { class: "section-body" }, this.list, this.empty,
+        h("div", { class: "section-actions" },
+          iconButton("add", "Add MCP Server…", () => this.post({ type: "addMcpServer" }), "add-mcp"),
+          iconButton("refresh", "Refresh MCP servers", () => this.post({ type: "refreshMcp" }), "refresh-mcp"))));
   }
 
   update(s: PanelState): void {
     if (s.mcpServers === this.last) return;
     this.last = s.mcpServers;
-    this.root.hidden = s.mcpServers.length === 0;
-    setText(this.count, `${s.mcpServers.filter((x) => x.state === "ready").length}/${s.mcpServers.length}`);
+    this.empty.hidden = s.mcpServers.length > 0;
+    this.list.hidden = s.mcpServers.length === 0;
+    setText(this.count, s.mcpServers.length === 0 ? "none" : `${s.mcpServers.filter((x) => x.state === "ready").length}/${s.mcpServers.length}`);
     this.list.replaceChildren(...s.mcpServers.map((server) => this.row(server)));
   }
 

@@ -64,7 +64,8 @@ export class MessageList {
       if (gap <= PIN_SLACK_PX) this.pinned = true;
       else if (top < this.lastTop - 1) this.pinned = false;
       this.lastTop = top;
-      this.jump.hidden = this.pinned;
+      // Only when there is more below (issue 30 item 5): nothing to jump to when all of it fits.
+      this.jump.hidden = this.pinned || gap <= PIN_SLACK_PX;
       this.schedule();
     }, { passive: true });
     // The viewport itself resizes (side lists appear, the panel is resized): stay at the bottom.
@@ -160,6 +161,7 @@ export class MessageList {
         if (Math.abs(this.root.scrollTop - want) > 1) this.root.scrollTop = want;
       }
     }
+    if (this.root.scrollHeight - this.root.scrollTop - this.root.clientHeight <= PIN_SLACK_PX) this.jump.hidden = true;
   }
 
   /** Makes the DOM hold exactly rows [start, end), in order, each up to date. */

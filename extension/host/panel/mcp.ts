@@ -28,6 +28,22 @@ export class PanelMcp {
     return servers.map(shown);
   }
 
+  /**
+   * Add MCP Server… (issue 30 item 5): opens the workspace's .vscode/mcp.json (VS Code's own MCP
+   * file, which DeerFlow reads too), created with an empty `servers` object when missing. A
+   * workspace server starts only once allowed in the section; the watcher (provider.ts) lists it.
+   */
+  async addServer(): Promise<void> {
+    const folder = await this.folder();
+    const file = vscode.Uri.joinPath(folder.uri, ".vscode", "mcp.json");
+    const exists = await vscode.workspace.fs.stat(file).then(() => true, () => false);
+    if (!exists) await vscode.workspace.fs.writeFile(file, new TextEncoder().encode('{\n  "servers": {\n  }\n}\n'));
+    await vscode.window.showTextDocument(file, { preview: false });
+    void vscode.window.showInformationMessage(
+      'DeerFlow: add a server under "servers", e.g. "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] }. A workspace server runs only after you allow it in the MCP Servers section.',
+    );
+  }
+
   /** The last list's view of `name` (for the Show MCP Logs pick). */
   get known(): readonly McpServerView[] {
     return [...this.servers.values()];
@@ -81,7 +97,19 @@ function shown(s: McpServerView): PanelMcpServer {
     source: s.source.label,
     scope: s.source.scope,
     state: s.state,
-    ...(s.reason ? { reason: s.reason } : {}),
+    ...(panelReason(s) ? { reason: panelReason(s) } : {}),
     tools: s.tools.map((t) => ({ name: t.name, tool: t.tool, description: t.description })),
   };
+}
+
+/**
+ * The reason as the panel says it: the harness's names the CLI command that approves (`deerflow
+ * mcp approve --workspace …`), which the panel replaces with its own button (issue 30: no CLI
+ * flags or host paths in the panel).
+ */
+function panelReason(s: McpServerView): string | undefined {
+  if (s.state === "needs_approval" && s.source.scope === "workspace") {
+    return `This workspace's ${s.source.label} names it, so it runs only once you allow it: Allow… shows what it runs. An edit to its entry asks again.`;
+  }
+  return s.reason;
 }

@@ -34,6 +34,8 @@ export const WebviewToHostZ = z.discriminatedUnion("type", [
   z.object({ type: z.literal("setSkillEnabled"), name: z.string().min(1).max(200), enabled: z.boolean() }),
   z.object({ type: z.literal("openSkill"), name: z.string().min(1).max(200) }),
   z.object({ type: z.literal("refreshSkills") }),
+  z.object({ type: z.literal("addSkill") }),
+  z.object({ type: z.literal("addMcpServer") }),
   z.object({ type: z.literal("refreshMcp") }),
   z.object({ type: z.literal("approveMcp"), server: z.string().min(1).max(200) }),
   z.object({ type: z.literal("showMcpLog"), server: z.string().min(1).max(200) }),

@@ -5,6 +5,7 @@
  * is parsed (messages.ts) before anything acts on it, then dispatched to the ThreadSession.
  * No retainContextWhenHidden: a hidden view is dropped and replays from its last seq on `ready`.
  */
+import { join } from "node:path";
 import * as vscode from "vscode";
 import type { HostToWebview, PanelMcpServer, PanelSkill, WebviewToHost } from "../../protocol/webview.js";
 import { localResourceRoots, panelHtml } from "./html.js";
@@ -138,6 +139,10 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
         return this.mcp.showLog(msg.server);
       case "refreshSkills":
         return this.postSkills(this.skills.list());
+      case "addSkill":
+        return this.skills.add();
+      case "addMcpServer":
+        return this.mcp.addServer();
       case "setSkillEnabled":
         return this.postSkills(this.skills.setEnabled(msg.name, msg.enabled));
       case "openSkill":
@@ -222,6 +227,50 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       post(msg);
       if (msg.type === "events" && msg.events.some((e) => e.event === "custom" && e.data.type === "mcp_status")) this.mcpChanged();
     };
+  }
+
+  /**
+   * The sections follow their files (issue 30 item 5): a SKILL.md added, changed or removed under
+   * the workspace's skill folders or the user's, `.vscode/mcp.json`, the folder's or the data
+   * directory's `extensions_config.json` — each reads its list again (servers are not started:
+   * a changed workspace server needs its Allow again), a burst of changes once.
+   */
+  watchSources(dataDir: string, home: string): vscode.Disposable {
+    const disposables: vscode.Disposable[] = [];
+    const debounce = (fn: () => void): (() => void) => {
+      let timer: NodeJS.Timeout | undefined;
+      return () => {
+        if (timer) clearTimeout(timer);
+        timer = setTimeout(() => {
+          timer = undefined;
+          fn();
+        }, 300);
+      };
+    };
+    const skills = debounce(() => {
+      if (this.ready) void this.session.guard(() => this.postSkills(this.skills.list()));
+    });
+    const mcp = debounce(() => {
+      if (this.ready) this.mcpChanged();
+    });
+    const watch = (pattern: vscode.GlobPattern, onChange: () => void): void => {
+      const w = vscode.workspace.createFileSystemWatcher(pattern);
+      disposables.push(w, w.onDidCreate(onChange), w.onDidChange(onChange), w.onDidDelete(onChange));
+    };
+    watch("**/{.deerflow,.agents,.github,.claude}/skills/**", skills);
+    for (const dir of [join(dataDir, "skills"), join(home, ".agents", "skills"), join(home, ".claude", "skills")]) {
+      watch(new vscode.RelativePattern(vscode.Uri.file(dir), "**/SKILL.md"), skills);
+    }
+    watch("**/.vscode/mcp.json", mcp);
+    watch("**/.deerflow/extensions_config.json", () => {
+      skills();
+      mcp();
+    });
+    watch(new vscode.RelativePattern(vscode.Uri.file(dataDir), "extensions_config.json"), () => {
+      skills();
+      mcp();
+    });
+    return vscode.Disposable.from(...disposables);
   }
 
   private mcpDirty = false;

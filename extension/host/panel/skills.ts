@@ -36,6 +36,30 @@ export class PanelSkills {
     await vscode.window.showTextDocument(vscode.Uri.file(path), { preview: true });
   }
 
+  /**
+   * Add Skill… (issue 30 item 5): asks a name (Agent Skills' lower-case-and-hyphens), writes
+   * `.agents/skills/<name>/SKILL.md` in the workspace folder with the front matter to fill in, and
+   * opens it. An existing skill folder is opened, never overwritten. The watcher (provider.ts)
+   * brings it into the section.
+   */
+  async add(): Promise<void> {
+    const folder = await this.folder();
+    const name = await vscode.window.showInputBox({
+      title: "DeerFlow: Add Skill",
+      prompt: "The skill's name: lower-case letters, digits and hyphens (it becomes /name in the composer)",
+      ignoreFocusOut: true,
+      validateInput: (v) => (/^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$/.test(v.trim()) ? undefined : "Lower-case letters, digits and hyphens, e.g. release-notes"),
+    });
+    if (!name?.trim()) return;
+    const file = vscode.Uri.joinPath(folder.uri, ".agents", "skills", name.trim(), "SKILL.md");
+    const exists = await vscode.workspace.fs.stat(file).then(() => true, () => false);
+    if (!exists) {
+      const text = `---\nname: ${name.trim()}\ndescription: What this skill does and when the agent should use it (one or two sentences).\n---\n\n# ${name.trim()}\n\nThe steps the agent follows when it uses this skill.\n`;
+      await vscode.workspace.fs.writeFile(file, new TextEncoder().encode(text));
+    }
+    await vscode.window.showTextDocument(file, { preview: false });
+  }
+
   private shown(views: readonly SkillView[]): PanelSkill[] {
     const loaded = views.filter((v): v is SkillView & { name: string; description: string } => v.status === "loaded" && v.name !== null && v.description !== null);
     this.paths = new Map(loaded.map((v) => [v.name, v.path]));

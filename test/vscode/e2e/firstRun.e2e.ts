@@ -10,7 +10,7 @@
  */
 import { after, before, describe, test } from "node:test";
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync, existsSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { startModelServer } from "../../fixtures/modelServer.js";
@@ -86,6 +86,31 @@ describe(`DeerFlow's first run from an empty profile (code-server ${version} + c
       await shows(setup().getByText("Choose a model to start"), "the start state's heading");
       assert.equal(await alert().count(), 0, "no alert before the first Send");
       await screenshot(df!.page, "firstrun-01-start-state");
+    }));
+
+  test("the Skills and MCP Servers sections are there when empty, and a skill or server added on disk shows within 10 s", () =>
+    step("sections", async () => {
+      const skills = panel.view.getByTestId("skills-section");
+      const mcp = panel.view.getByTestId("mcp-section");
+      await shows(skills, "the Skills section, with no skill yet");
+      await shows(mcp, "the MCP Servers section, with no server yet");
+      await skills.locator("summary").click();
+      await mcp.locator("summary").click();
+      await shows(skills.getByText("No skills."), "the Skills section's empty state");
+      await shows(skills.getByRole("button", { name: "Add Skill…" }), "Add Skill… in the Skills section");
+      await shows(mcp.getByText("No MCP servers."), "the MCP Servers section's empty state");
+      await shows(mcp.getByRole("button", { name: "Add MCP Server…" }), "Add MCP Server… in the MCP Servers section");
+      const ws = df!.cs.workspace;
+      mkdirSync(join(ws, ".claude", "skills", "release-notes"), { recursive: true });
+      writeFileSync(join(ws, ".claude", "skills", "release-notes", "SKILL.md"), "---\nname: release-notes\ndescription: Writes release notes from the changelog.\n---\n\nRead CHANGELOG.md.\n");
+      await shows(skills.locator('[data-testid="skill"][data-name="release-notes"]'), "the skill written to .claude/skills, without a run or a reload", 10_000);
+      mkdirSync(join(ws, ".vscode"), { recursive: true });
+      writeFileSync(join(ws, ".vscode", "mcp.json"), JSON.stringify({ servers: { notes: { command: "node", args: ["notes-server.js"] } } }));
+      await shows(mcp.locator('[data-testid="mcp-server"][data-name="notes"]'), "the server written to .vscode/mcp.json, without a run or a reload", 10_000);
+      assert.equal(await mcp.locator('[data-testid="mcp-server"][data-name="notes"]').getAttribute("data-state"), "needs_approval", "a workspace server waits for its Allow");
+      await screenshot(df!.page, "firstrun-01b-sections");
+      await skills.locator("summary").click();
+      await mcp.locator("summary").click();
     }));
 
   test("a message sent with no model stays in the composer, and the start state says so", () =>
@@ -175,5 +200,24 @@ describe(`DeerFlow's first run from an empty profile (code-server ${version} + c
       await shows(alert().getByRole("button", { name: "Show Logs" }), "Show Logs in the alert");
       assert.equal(await alert().getByRole("button", { name: "Set API Key" }).isVisible(), false, "no Set API Key for a refused connection");
       await screenshot(page, "firstrun-03-refused");
+    }));
+
+  test("with three models every one is clickable in the panel's picker, which opens upward inside the view", () =>
+    step("picker", async () => {
+      const page = df!.page;
+      await startCommand(page, "DeerFlow: Add Model…");
+      await answer(page, "DeerFlow: Add Model (1/3)", model.url);
+      await answer(page, "DeerFlow: Add Model (2/3)", "third-model");
+      await answer(page, "DeerFlow: Add Model (3/3)", GOOD_KEY);
+      const picker = panel.view.getByTestId("model-picker");
+      await shows(panel.view.locator('[data-testid="model-picker"][data-model="third-model"]'), "the third model, selected");
+      for (const name of ["scripted-first", "offline-model", "third-model"]) {
+        await picker.click();
+        const option = panel.view.getByRole("option", { name });
+        await shows(option, `${name} in the open picker`);
+        if (name === "scripted-first") await screenshot(page, "firstrun-04-picker-open");
+        await option.click();
+        await shows(panel.view.locator(`[data-testid="model-picker"][data-model="${name}"]`), `${name} selected by a click`);
+      }
     }));
 });
