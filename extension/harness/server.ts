@@ -11,7 +11,7 @@
  * a process killed outright is recovered (marked interrupted) when the next harness opens its folder.
  */
 import { createConnection, StreamMessageReader, StreamMessageWriter } from "vscode-languageserver/node.js";
-import pkg from "../../package.json" with { type: "json" };
+import { HARNESS_VERSION } from "./version.js";
 import { errorMessage } from "./errors.js";
 import { createLogger, type Logger } from "./server/logger.js";
 import { Session } from "./server/session.js";
@@ -71,9 +71,9 @@ const subscriptions = new Subscriptions(
   (p) => notify("events/event", p),
   (ws, e) => runs.foreignEvent(ws, e),
 );
-registerHandlers(connection, { session, workspaces, runs, subscriptions, log, version: pkg.version, memory });
+registerHandlers(connection, { session, workspaces, runs, subscriptions, log, version: HARNESS_VERSION, memory });
 
-connection.onInitialize(() => ({ capabilities: {}, serverInfo: { name: "deerflow-harness", version: pkg.version } }));
+connection.onInitialize(() => ({ capabilities: {}, serverInfo: { name: "deerflow-harness", version: HARNESS_VERSION } }));
 
 let stopping: Promise<void> | undefined;
 /** Stops runs (each journals its end), ends subscriptions, releases sandboxes, closes stores. */

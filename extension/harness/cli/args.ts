@@ -1,17 +1,34 @@
 /**
  * CLI argument handling shared by the subcommands. A usage error exits 2 with a message on stderr
- * (the CLI contract), and is raised as UsageError so subcommands never call process.exit.
+ * (the CLI contract), and is raised as UsageError so subcommands never call process.exit; cli.ts
+ * prints its message and one line pointing to the command's --help (never the whole manual).
  */
 import { parseArgs } from "node:util";
 import type { ParseArgsConfig } from "node:util";
 import { existsSync, realpathSync, statSync } from "node:fs";
 import { HarnessError } from "../errors.js";
 
+export interface UsageErrorOptions {
+  /**
+   * The command whose `--help` the error's second line points to ("mcp list"; "" = the list of
+   * commands); null: no second line, the message itself names what to fix (a bad configuration
+   * file, an unknown model). Default: the command cli.ts dispatched to.
+   */
+  help?: string | null;
+}
+
 export class UsageError extends HarnessError {
-  constructor(message: string) {
+  readonly help: string | null | undefined;
+  constructor(message: string, options: UsageErrorOptions = {}) {
     super("usage", message);
     this.name = "UsageError";
+    this.help = options.help;
   }
+}
+
+/** A failure of a value the user gave (a configuration file, a model name) as a usage error: its message is the next step. */
+export function valueUsageError(command: string, message: string): UsageError {
+  return new UsageError(`deerflow ${command}: ${message}`, { help: null });
 }
 
 export type Options = NonNullable<ParseArgsConfig["options"]>;
@@ -20,8 +37,19 @@ export function parse<T extends Options>(argv: string[], options: T, command: st
   try {
     return parseArgs({ args: argv, options, strict: true, allowPositionals: false }).values;
   } catch (err) {
-    throw new UsageError(`deerflow ${command}: ${(err as Error).message}`);
+    throw new UsageError(`deerflow ${command}: ${parseArgsMessage(err as Error)}`);
   }
+}
+
+/**
+ * node:util parseArgs's message, short: its first sentence, lower-cased ("unknown option '--frob'",
+ * "unexpected argument 'x'"); a missing value says so plainly.
+ */
+function parseArgsMessage(err: Error): string {
+  const missing = /^Option '(-[^ ']+)[^']*' argument (missing|is ambiguous)/.exec(err.message);
+  if (missing) return `option '${missing[1]}' needs a value${missing[2] === "missing" ? "" : ` (one that starts with '-' is given as ${missing[1]}=VALUE)`}`;
+  const first = (err.message.split("\n")[0] ?? "").split(/\.(?:\s|$)/)[0] ?? "";
+  return first.charAt(0).toLowerCase() + first.slice(1);
 }
 
 export function requireString(v: unknown, flag: string, command: string): string {

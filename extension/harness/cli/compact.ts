@@ -12,7 +12,7 @@
  * With long-term memory on, what the summary covers is queued for fact extraction first
  * (DeerFlow's memory_flush_hook) and extracted before the process exits; `--no-memory` skips it.
  */
-import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
+import { parse, requireString, workspaceArg, writeJsonLine, valueUsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
 import { openRunSystem } from "../runs/services.js";
@@ -44,7 +44,7 @@ export async function compactCommand(argv: string[]): Promise<number> {
     validateThreadId(threadId);
     config = loadHarnessConfig(dataDir);
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow compact: ${err.message}`);
+    if (err instanceof HarnessError) throw valueUsageError("compact", err.message);
     throw err;
   }
   const store = openWorkspaceStore({ dataDir, workspaceFolder: workspace });
@@ -67,7 +67,7 @@ export async function compactCommand(argv: string[]): Promise<number> {
     await memory?.drain();
     return 0;
   } catch (err) {
-    if (err instanceof HarnessError && USAGE_CODES.has(err.code)) throw new UsageError(`deerflow compact: ${err.message}`);
+    if (err instanceof HarnessError && USAGE_CODES.has(err.code)) throw valueUsageError("compact", err.message);
     if (err instanceof HarnessError) {
       process.stderr.write(`deerflow compact: ${err.message}\n`);
       return 1;

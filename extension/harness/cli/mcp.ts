@@ -15,7 +15,7 @@
  *
  * Like every subcommand, stdout carries JSON (a contract for scripts); stderr is for people.
  */
-import { parse, workspaceArg, writeJsonLine, UsageError } from "./args.js";
+import { parse, workspaceArg, writeJsonLine, UsageError, valueUsageError } from "./args.js";
 import { defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
 import { HarnessError } from "../errors.js";
@@ -52,7 +52,7 @@ export async function mcpCommand(argv: string[]): Promise<number> {
       const config = loadHarnessConfig(dataDir);
       provider = createSandboxProvider(v.sandbox !== undefined ? parseSandboxChoice(v.sandbox) : config.sandbox.provider, { workspaceFolder: workspace, dataDir }).provider;
     } catch (err) {
-      if (err instanceof HarnessError && err.code === "usage") throw new UsageError(`deerflow ${command}: ${err.message}`);
+      if (err instanceof HarnessError && err.code === "usage") throw valueUsageError(command, err.message);
       throw err;
     }
   }

@@ -20,7 +20,7 @@
  * and its conversations are extracted, into that folder's scope. `--no-memory` keeps a run out
  * of memory entirely (no injection, no extraction).
  */
-import { parse, workspaceArg, writeJsonLine, UsageError } from "./args.js";
+import { parse, workspaceArg, writeJsonLine, UsageError, valueUsageError } from "./args.js";
 import { defaultDataDir } from "../store/db.js";
 import { HarnessError } from "../errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
@@ -33,8 +33,6 @@ import { isSectionName, promote, SECTION_NAMES, viewFor } from "../memory/scope.
 import { chooseDatabase } from "../store/postgres/config.js";
 import { redactUrl } from "../store/postgres/url.js";
 
-const USAGE = "deerflow memory show [--workspace DIR] | clear | promote (--fact ID | --workspace DIR --section NAME) [--data-dir DIR] [--database URL]";
-
 const storageOptions = { "data-dir": { type: "string" }, database: { type: "string" } } as const;
 
 /** The memory a command works on: the data directory's, or with `--database` a Postgres database's. */
@@ -43,7 +41,7 @@ function openStorage(v: { "data-dir"?: string | undefined; database?: string | u
   try {
     database = chooseDatabase(v.database, undefined);
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow memory ${command}: ${redactUrl(err.message)}`);
+    if (err instanceof HarnessError) throw valueUsageError(`memory ${command}`, redactUrl(err.message));
     throw err;
   }
   return new MemoryStorage({ dataDir: v["data-dir"] ?? defaultDataDir(), ...(database.url ? { database: database.url } : {}) });
@@ -54,7 +52,7 @@ export function memoryCommand(argv: string[]): number {
   if (sub === "show") return show(rest);
   if (sub === "clear") return clear(rest);
   if (sub === "promote") return promoteCommand(rest);
-  throw new UsageError(`deerflow memory: use show, clear or promote (${USAGE})`);
+  throw new UsageError("deerflow memory: use show, clear or promote");
 }
 
 /** A broken memory file: the reason on stderr, exit 1, the file left as it is. */
@@ -95,7 +93,7 @@ function clear(argv: string[]): number {
 
 function promoteCommand(argv: string[]): number {
   const v = parse(argv, { ...storageOptions, fact: { type: "string" }, workspace: { type: "string" }, section: { type: "string" } }, "memory promote");
-  if ((v.fact === undefined) === (v.section === undefined)) throw new UsageError(`deerflow memory promote: give --fact ID, or --workspace DIR --section NAME (${USAGE})`);
+  if ((v.fact === undefined) === (v.section === undefined)) throw new UsageError("deerflow memory promote: give --fact ID, or --workspace DIR --section NAME");
   let what: Parameters<typeof promote>[1];
   if (v.fact !== undefined) {
     if (v.workspace !== undefined) throw new UsageError("deerflow memory promote: --fact takes no --workspace (a fact knows where it came from)");

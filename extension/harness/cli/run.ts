@@ -6,7 +6,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
-import { parse, requireString, workspaceArg, writeJsonLine, UsageError } from "./args.js";
+import { parse, requireString, workspaceArg, writeJsonLine, UsageError, valueUsageError } from "./args.js";
 import { openWorkspaceStore, defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig, type HarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel, vscodeLmUnavailable } from "../models/factory.js";
@@ -145,7 +145,7 @@ export async function approveCommand(argv: string[]): Promise<number> {
 
 function onceReason(p: PendingApproval): string {
   if (p.class === "protected") return "a protected write is asked every time.";
-  if (p.name === "bash") return "no command prefix covers this command line (see deerflow --help).";
+  if (p.name === "bash") return "no command prefix covers this command line (see deerflow approve --help).";
   return "its card offers no rule.";
 }
 
@@ -186,7 +186,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   try {
     config = loadHarnessConfig(dataDir);
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
+    if (err instanceof HarnessError) throw valueUsageError(command, err.message);
     throw err;
   }
 
@@ -240,7 +240,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
             try {
               sandbox = createSandboxProvider(sandboxChoice ?? config.sandbox.provider, { workspaceFolder: workspace, dataDir });
             } catch (err) {
-              if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
+              if (err instanceof HarnessError) throw valueUsageError(command, err.message);
               throw err;
             }
             const provider = sandbox.provider;
@@ -299,7 +299,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
       }
       // What startRun refuses from the request itself is the caller's mistake: a usage error.
       if (err instanceof HarnessError && (err.code === "usage" || err.code === "unknown_model" || err.code === "no_models" || err.code === "thread_not_found")) {
-        throw new UsageError(`deerflow ${command}: ${err.message}`);
+        throw valueUsageError(command, err.message);
       }
       throw err;
     }
@@ -346,7 +346,7 @@ function checkModel(config: HarnessConfig, command: string, model: string | unde
     const resolved = resolveModel(config, { ...(model ? { name: model } : {}), ...(baseURL ? { baseURL } : {}) });
     if (resolved.vscodeLm) throw vscodeLmUnavailable(resolved.name);
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
+    if (err instanceof HarnessError) throw valueUsageError(command, err.message);
     throw err;
   }
 }

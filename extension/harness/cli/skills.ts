@@ -7,7 +7,7 @@
  *   `skills.<name>.enabled` in `<data-dir>/extensions_config.json`, as the panel's toggle.
  * The CLI's workspace is the operator's choice, so its project skills are listed (trusted).
  */
-import { parse, UsageError, workspaceArg, writeJsonLine } from "./args.js";
+import { parse, UsageError, valueUsageError, workspaceArg, writeJsonLine } from "./args.js";
 import { defaultDataDir } from "../store/db.js";
 import { HarnessError } from "../errors.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
@@ -49,7 +49,7 @@ function contextOf(v: { workspace?: string; "data-dir"?: string }, command: stri
   try {
     config = loadHarnessConfig(dataDir);
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow ${command}: ${err.message}`);
+    if (err instanceof HarnessError) throw valueUsageError(command, err.message);
     throw err;
   }
   return { workspaceFolder, workspaceTrusted: true, dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => process.stderr.write(`deerflow ${command}: ${m}\n`) };

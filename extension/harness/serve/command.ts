@@ -12,7 +12,7 @@
  */
 import type { Server as HttpServer } from "node:http";
 import { serve } from "@hono/node-server";
-import { parse, workspaceArg, writeJsonLine, UsageError } from "../cli/args.js";
+import { parse, workspaceArg, writeJsonLine, UsageError, valueUsageError } from "../cli/args.js";
 import { defaultDataDir } from "../store/db.js";
 import { loadHarnessConfig } from "../config/harnessConfig.js";
 import { HarnessError, errorMessage } from "../errors.js";
@@ -23,7 +23,7 @@ import { createApp } from "./app.js";
 import { loadToken } from "./auth.js";
 import { checkWorkspaceNames, parseWorkspaceSpec, Workspaces } from "./workspaces.js";
 import { RpcHub } from "./rpc.js";
-import pkg from "../../../package.json" with { type: "json" };
+import { HARNESS_VERSION } from "../version.js";
 import { createLogger } from "../server/logger.js";
 import { setDiagnostics } from "../diagnostics.js";
 import { Session } from "../server/session.js";
@@ -63,7 +63,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
     database = chooseDatabase(v.database, config.database);
     token = loadToken(v["token-file"]);
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow serve: ${redactUrl(err.message)}`);
+    if (err instanceof HarnessError) throw valueUsageError("serve", redactUrl(err.message));
     throw err;
   }
   const folders = specs.map((s) => ({ name: s.name, folder: workspaceArg(s.dir, "serve") }));
@@ -86,7 +86,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
       workspace_trusted: true,
     });
   } catch (err) {
-    if (err instanceof HarnessError) throw new UsageError(`deerflow serve: ${redactUrl(err.message)}`);
+    if (err instanceof HarnessError) throw valueUsageError("serve", redactUrl(err.message));
     throw err;
   }
   const hub = new RpcHub(token.token);
@@ -134,7 +134,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   });
   // @hono/node-server's listener is a node:http Server (no TLS options were given).
   hub.serve(server as HttpServer, {
-    services: { session, workspaces: harness, runs, log: logger, version: pkg.version, memory },
+    services: { session, workspaces: harness, runs, log: logger, version: HARNESS_VERSION, memory },
     remote: () => remoteInfo(session.config, workspaces, v.model),
   });
   const address = server.address();

@@ -53,6 +53,8 @@ export interface CliRuntime {
    * count stay theirs; memory.test.ts passes `memory: true`.
    */
   memory?: boolean;
+  /** stdout is text for a person (help, version), not JSON Lines: kept whole, `lines` stays empty. */
+  text?: boolean;
 }
 
 function withMemoryChoice(args: string[], memory: boolean | undefined): string[] {
@@ -74,6 +76,7 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, runtime: C
   const waiters: Array<{ pred: (l: Record<string, any>) => boolean; resolve: (l: Record<string, any>) => void }> = [];
   child.stdout.setEncoding("utf8").on("data", (d: string) => {
     stdout += d;
+    if (runtime.text) return;
     buffered += d;
     let nl: number;
     while ((nl = buffered.indexOf("\n")) >= 0) {
@@ -105,6 +108,11 @@ export function spawnCli(args: string[], env: NodeJS.ProcessEnv = {}, runtime: C
 
 export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, runtime: CliRuntime = {}): Promise<CliResult> {
   return spawnCli(args, env, runtime).done;
+}
+
+/** The CLI where stdout is text (help, version, usage errors): stdout and stderr as printed. */
+export function runCliText(args: string[], env: NodeJS.ProcessEnv = {}): Promise<CliResult> {
+  return spawnCli(args, env, { text: true }).done;
 }
 
 /** Resolves with a file's content once it exists and is non-empty: woken by fs.watch, not a timer. */
