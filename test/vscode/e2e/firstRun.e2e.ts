@@ -220,4 +220,21 @@ describe(`DeerFlow's first run from an empty profile (code-server ${version} + c
         await shows(panel.view.locator(`[data-testid="model-picker"][data-model="${name}"]`), `${name} selected by a click`);
       }
     }));
+
+  test("a model on another machine with no key is flagged before a send, with Set API Key", () =>
+    step("key-missing", async () => {
+      const page = df!.page;
+      const before = model.requests.length;
+      await startCommand(page, "DeerFlow: Add Model…");
+      await answer(page, "DeerFlow: Add Model (1/3)", "https://models.example.invalid/v1");
+      await answer(page, "DeerFlow: Add Model (2/3)", "remote-model");
+      await answer(page, "DeerFlow: Add Model (3/3)", "");
+      await shows(setup().getByText("No API key for remote-model"), "the start state flagging the missing key");
+      await setup().getByRole("button", { name: "Set API Key" }).click();
+      await answer(page, /DEERFLOW_REMOTE_MODEL_API_KEY/, "sk-remote");
+      await setup().waitFor({ state: "hidden", timeout: 15_000 }).catch((e: unknown) => {
+        throw new Error("Not gone within 15 s: the missing-key flag, once the key was set.", { cause: e });
+      });
+      assert.equal(model.requests.length, before, "nothing was sent to find out");
+    }));
 });
