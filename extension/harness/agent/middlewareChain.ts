@@ -190,7 +190,12 @@ export function buildMiddlewareChain(ctx: ChainContext): AgentMiddleware[] {
     uploadsMiddleware(ctx.dirs), // [5]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(ctx.llmRetry), // [8]
-    approvalMiddleware(ctx.deferred ? { ...approval, deferredHidden: (state) => hiddenTools(ctx.deferred!, state) } : approval), // [9] (a hidden deferred call: [25] answers it)
+    approvalMiddleware({
+      ...approval,
+      // What [10], [11], [16] and the tools would refuse is refused before anyone is asked (approvals/preflight.ts).
+      preflight: { dirs: ctx.dirs, readBeforeWrite: s?.readBeforeWrite ?? true, ...(ctx.skills ? { skills: ctx.skills } : {}) },
+      ...(ctx.deferred ? { deferredHidden: (state: unknown) => hiddenTools(ctx.deferred!, state) } : {}),
+    }), // [9] (a hidden deferred call: [25] answers it)
     sandboxAuditMiddleware(), // [10]
     (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]

@@ -32,7 +32,9 @@
  */
 import { createMiddleware } from "langchain";
 import { AIMessage, ToolMessage } from "@langchain/core/messages";
-import type { BaseMessage } from "@langchain/core/messages";
+import type { BaseMessage, ToolCall } from "@langchain/core/messages";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { preflightRefusal, type PreflightOptions } from "../approvals/preflight.js";
 import type { AlwaysAllowRule, PendingApproval } from "../../protocol/approvals.js";
 import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
 import { StateSchema } from "@langchain/langgraph";
@@ -77,6 +79,19 @@ export interface ApprovalOptions extends ClassifyContext {
   deferredHidden?: (state: unknown) => ReadonlySet<string>;
   /** Filled here, read by the file tools and ReadBeforeWrite: this run's cleared protected writes. */
   protectedWritesAllowed: Set<string>;
+  /**
+   * The checks that would refuse an asking call where it runs (approvals/preflight.ts): such a
+   * call is answered with its error at once, never offered for approval. Absent → no preflight.
+   */
+  preflight?: PreflightOptions;
+}
+
+/**
+ * An asking call's answer when it would be refused anyway, once approved (approvals/preflight.ts);
+ * undefined when the user should be asked.
+ */
+export function refusedBeforeAsking(call: ToolCall, v: CallClass, state: unknown, tool: StructuredToolInterface | undefined, o: ApprovalOptions): Promise<ToolMessage | undefined> {
+  return o.preflight ? preflightRefusal(call, v, state, tool, o.preflight) : Promise.resolve(undefined);
 }
 
 export interface Verdict extends CallClass {
@@ -142,22 +157,49 @@ interface Pause {
   answers: ToolMessage[];
 }
 
+/** What the agent has, as its last model request carried it: the names, and the tools (their schemas). */
+interface AgentTools {
+  names: ToolNames;
+  byName: ReadonlyMap<string, StructuredToolInterface>;
+}
+
 /**
  * What a turn waits on, under `consent`: its asking calls (only those in `only`, when given), as
- * cards for this sandbox kind; undefined when none asks.
+ * cards for this sandbox kind; undefined when none asks. An asking call the preflight refuses is
+ * answered with its error instead (with the pause; without one, wrapToolCall answers it the same way).
  */
-function pauseFor(ai: AIMessage, consent: Consent, o: ApprovalOptions, names: ToolNames | undefined, only?: ReadonlySet<string>, hidden?: ReadonlySet<string>): Pause | undefined {
+async function pauseFor(
+  ai: AIMessage,
+  state: unknown,
+  consent: Consent,
+  o: ApprovalOptions,
+  tools: AgentTools | undefined,
+  only?: ReadonlySet<string>,
+  hidden?: ReadonlySet<string>,
+): Promise<Pause | undefined> {
   const asks: PendingApproval[] = [];
   const answers: ToolMessage[] = [];
   const messageId = ai.id ?? "";
-  (ai.tool_calls ?? []).forEach((call, index) => {
-    if (only && !(typeof call.id === "string" && only.has(call.id))) return;
-    if (hidden?.has(call.name)) return;
+  const names = tools?.names;
+  for (const [index, call] of (ai.tool_calls ?? []).entries()) {
+    if (only && !(typeof call.id === "string" && only.has(call.id))) continue;
+    if (hidden?.has(call.name)) continue;
     const bad = malformedCallResult(call, names ? names.registered.has(call.name) : true, names);
-    if (bad) return void answers.push(bad);
+    if (bad) {
+      answers.push(bad);
+      continue;
+    }
     const v = verdictFor(call, consent, o, { messageId, index });
-    if (v.mode !== "ask") return;
-    if (asks.length >= DECISION_LIMITS.maxPending) return void answers.push(overflowResult(call));
+    if (v.mode !== "ask") continue;
+    const refused = await refusedBeforeAsking(call, v, state, tools?.byName.get(call.name), o);
+    if (refused) {
+      answers.push(refused);
+      continue;
+    }
+    if (asks.length >= DECISION_LIMITS.maxPending) {
+      answers.push(overflowResult(call));
+      continue;
+    }
     const args = (call.args ?? {}) as Record<string, unknown>;
     const always = alwaysAllowFor(call, v.class, o.sandboxKind);
     asks.push({
@@ -173,7 +215,7 @@ function pauseFor(ai: AIMessage, consent: Consent, o: ApprovalOptions, names: To
       ...(always ? { always_allow: always } : {}),
       ...(v.mcp ? { mcp: { server: v.mcp.server, tool: v.mcp.tool, source: v.mcp.scope, annotations: { ...v.mcp.annotations } } } : {}),
     });
-  });
+  }
   return asks.length > 0 ? { asks, answers } : undefined;
 }
 
@@ -185,7 +227,7 @@ const approvalState = new StateSchema({ pending_approvals: PendingApprovalsZ, ap
 
 export function approvalMiddleware(o: ApprovalOptions) {
   // One agent per run: what this run's model was offered, and the grants it has used.
-  let names: ToolNames | undefined;
+  let tools: AgentTools | undefined;
   const consumed = new Set<string>();
   const pause = (p: Pause, writer: ((chunk: unknown) => void) | undefined, messages: BaseMessage[]) => {
     writer?.({ type: "approval_requested", approvals: p.asks });
@@ -196,18 +238,23 @@ export function approvalMiddleware(o: ApprovalOptions) {
     stateSchema: approvalState,
     wrapModelCall: (request, handler) => {
       const permitted = permittedTools(request.tools ?? [], o.policy);
-      names = permitted.names;
+      const byName = new Map<string, StructuredToolInterface>();
+      for (const t of request.tools ?? []) {
+        const name = (t as { name?: unknown }).name;
+        if (typeof name === "string" && typeof (t as { invoke?: unknown }).invoke === "function") byName.set(name, t as StructuredToolInterface);
+      }
+      tools = { names: permitted.names, byName };
       return handler(permitted.offered.length === (request.tools ?? []).length ? request : { ...request, tools: permitted.offered });
     },
     afterModel: {
       canJumpTo: ["end"],
-      hook: (state, runtime) => {
+      hook: async (state, runtime) => {
         const s = state as ApprovalState;
         const at = s.messages.length - 1;
         const last = s.messages[at];
         if (!last || !AIMessage.isInstance(last) || !last.tool_calls?.length) return undefined;
         const renamed = renameCallIds(s.messages, at);
-        const p = pauseFor(renamed ?? last, consentOf(s, runtime.configurable, consumed), o, names, undefined, o.deferredHidden?.(state));
+        const p = await pauseFor(renamed ?? last, state, consentOf(s, runtime.configurable, consumed), o, tools, undefined, o.deferredHidden?.(state));
         if (!p) return renamed ? { messages: [renamed] } : undefined;
         return pause(p, runtime.writer, renamed ? [renamed] : []);
       },
@@ -217,7 +264,7 @@ export function approvalMiddleware(o: ApprovalOptions) {
       // The run carrying a decision: the paused turn's calls are still unanswered (the rejected
       // ones were answered by the run's input). They run now, before the model is asked, when
       // the decision covers every one that asks; otherwise the user is asked again.
-      hook: (state, runtime) => {
+      hook: async (state, runtime) => {
         const s = state as ApprovalState;
         const open = unansweredAt(s.messages);
         if (!open) return undefined;
@@ -236,13 +283,14 @@ export function approvalMiddleware(o: ApprovalOptions) {
         const turn = renamed ?? ai;
         const stillOpen = renamed ? unansweredAt([...s.messages.slice(0, open.at), renamed, ...s.messages.slice(open.at + 1)]) : open;
         const ids = new Set((stillOpen?.calls ?? []).map((c) => c.id));
-        const p = pauseFor(turn, { rules: consent.rules ?? [] }, o, names, ids, hidden);
+        const p = await pauseFor(turn, state, { rules: consent.rules ?? [] }, o, tools, ids, hidden);
         if (!p) return { messages: renamed ? [renamed] : [], jumpTo: "tools" as const };
         return pause(p, runtime.writer, renamed ? [renamed] : []);
       },
     },
-    wrapToolCall: (request, handler) => {
+    wrapToolCall: async (request, handler) => {
       const call = request.toolCall;
+      const names = tools?.names;
       const known = request.tool !== undefined || (names?.registered.has(call.name) ?? false);
       // Without a model request in this run (a decision run) only a missing name is answered here;
       // any other call meets the policy below (fail closed): an unknown tool's grant reaches ToolNode, which answers it.
@@ -254,7 +302,9 @@ export function approvalMiddleware(o: ApprovalOptions) {
       const v = verdictFor(call, consentOf(request.state, request.runtime.configurable, consumed), o, locateCall(messages, call.id));
       if (v.mode === "deny") return deniedResult(call, v);
       if (v.mode === "ask") {
-        return refusal(call, `Error: ${call.name} was not run: it needs the user's approval (${v.reason}).`, "approval_required");
+        // Never run without a yes: a call the preflight refuses gets that error, any other this one.
+        const refused = await refusedBeforeAsking(call, v, request.state, (request.tool as StructuredToolInterface | undefined) ?? tools?.byName.get(call.name), o);
+        return refused ?? refusal(call, `Error: ${call.name} was not run: it needs the user's approval (${v.reason}).`, "approval_required");
       }
       // Consumed before the call starts: the same yes never runs a second call, even in parallel.
       if (v.grant) consumed.add(v.grant);

@@ -84,55 +84,80 @@ function refusedByBoundary(path: string, dirs: ThreadDirs, allowProtected: boole
   }
 }
 
+/** The file's current content, null when it does not exist, undefined when it cannot be inspected. */
+async function currentContent(files: HostFiles, path: string): Promise<string | null | undefined> {
+  try {
+    return await files.readFile(path);
+  } catch (err) {
+    return fileErrorKind(err) === "not_found" ? null : undefined;
+  }
+}
+
+/**
+ * The rule itself, for one call: DeerFlow's read-first error result when `call` is a write_file /
+ * str_replace of an existing file whose current version the thread's `messages` have no read of;
+ * undefined when the write may go on (not a gated write, a new file, a path the trust boundary
+ * refuses: the tool refuses it naming that rule, or a file the gate cannot inspect: fail open).
+ * The middleware answers with it, and the approval preflight (approvals/preflight.ts) too, so a
+ * write that would be refused is never offered for approval. `allowProtected`: the call is (or
+ * would be, once approved) cleared to write a protected path.
+ */
+export async function readBeforeWriteRefusal(
+  call: { id?: string; name: string; args?: unknown },
+  messages: readonly BaseMessage[] | undefined,
+  dirs: ThreadDirs,
+  allowProtected: boolean,
+  files: HostFiles = new HostFiles(dirs),
+): Promise<ToolMessage | undefined> {
+  const path = pathOf(call);
+  if (path === undefined || !GATED_WRITE_TOOLS.has(call.name)) return undefined;
+  // The trust boundary speaks first: a write it refuses (a protected path, a path outside
+  // the roots, a redirected thread folder) goes to the tool, which refuses it naming the
+  // rule, rather than being told to read the file first.
+  if (refusedByBoundary(path, dirs, allowProtected)) return undefined;
+  const now = await currentContent(files, path);
+  if (typeof now !== "string") return undefined; // new file, or fail open
+  if (latestMarkHash(messages, normalise(path)) === contentHash(now)) return undefined;
+  return new ToolMessage({
+    content: blockMessage(call.name, path),
+    tool_call_id: call.id ?? "missing_id",
+    name: call.name,
+    status: "error",
+    additional_kwargs: {
+      deerflow_tool_meta: {
+        status: "error",
+        error_type: "read_before_write",
+        recoverable_by_model: true,
+        recommended_next_action: "read_then_retry",
+        source: "middleware",
+      },
+    },
+  });
+}
+
+function pathOf(call: { args?: unknown }): string | undefined {
+  const path = (call.args as { path?: unknown } | undefined)?.path;
+  return typeof path === "string" && path ? path : undefined;
+}
+
 /**
  * `protectedWritesAllowed`: the calls the approval middleware (outside this one) cleared to write
  * a protected path; for them the boundary does not refuse, so the read-before-write rule applies.
  */
 export function readBeforeWriteMiddleware(dirs: ThreadDirs, protectedWritesAllowed: ReadonlySet<string> = new Set()) {
   const files = new HostFiles(dirs);
-  /** The file's current content, null when it does not exist, undefined when it cannot be inspected. */
-  const current = async (path: string): Promise<string | null | undefined> => {
-    try {
-      return await files.readFile(path);
-    } catch (err) {
-      return fileErrorKind(err) === "not_found" ? null : undefined;
-    }
-  };
+  const current = (path: string) => currentContent(files, path);
   return createMiddleware({
     name: "ReadBeforeWriteMiddleware",
     wrapToolCall: async (request, handler) => {
       const name = request.toolCall.name;
-      const args = request.toolCall.args as { path?: unknown } | undefined;
-      const path = typeof args?.path === "string" && args.path ? args.path : undefined;
+      const path = pathOf(request.toolCall);
       if (path === undefined || (!GATED_WRITE_TOOLS.has(name) && !READ_TOOLS.has(name))) return handler(request);
       const key = `${dirs.threadId}\0${normalise(path)}`;
       if (GATED_WRITE_TOOLS.has(name)) {
-        // The trust boundary speaks first: a write it refuses (a protected path, a path outside
-        // the roots, a redirected thread folder) goes to the tool, which refuses it naming the
-        // rule, rather than being told to read the file first.
         const allowProtected = request.toolCall.id !== undefined && protectedWritesAllowed.has(request.toolCall.id);
-        if (refusedByBoundary(path, dirs, allowProtected)) return handler(request);
-        return withLock(key, async () => {
-          const now = await current(path);
-          if (typeof now !== "string") return handler(request); // new file, or fail open
-          const messages = (request.state as { messages?: BaseMessage[] }).messages;
-          if (latestMarkHash(messages, normalise(path)) === contentHash(now)) return handler(request);
-          return new ToolMessage({
-            content: blockMessage(name, path),
-            tool_call_id: request.toolCall.id ?? "missing_id",
-            name,
-            status: "error",
-            additional_kwargs: {
-              deerflow_tool_meta: {
-                status: "error",
-                error_type: "read_before_write",
-                recoverable_by_model: true,
-                recommended_next_action: "read_then_retry",
-                source: "middleware",
-              },
-            },
-          });
-        });
+        const messages = (request.state as { messages?: BaseMessage[] }).messages;
+        return withLock(key, async () => (await readBeforeWriteRefusal(request.toolCall, messages, dirs, allowProtected, files)) ?? handler(request));
       }
       return withLock(key, async () => {
         const result = await handler(request);

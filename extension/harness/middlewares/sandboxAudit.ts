@@ -43,21 +43,30 @@ export function sandboxAuditMiddleware() {
     },
     wrapToolCall: async (request, handler) => {
       if (request.toolCall.name !== BASH) return handler(request);
-      const args = request.toolCall.args as { command?: unknown };
-      const command = typeof args.command === "string" ? args.command : "";
-      const audit = auditCommand(command);
-      if (audit.verdict === "block") {
-        return new ToolMessage({
-          content: blockedMessage(audit.reason),
-          tool_call_id: request.toolCall.id ?? "missing_id",
-          name: BASH,
-          status: "error",
-        });
-      }
+      const blocked = auditRefusal(request.toolCall);
+      if (blocked) return blocked;
+      const command = commandOf(request.toolCall);
       const result = await handler(request);
-      return audit.verdict === "warn" ? withWarning(result, request.toolCall.id, warningSuffix(command)) : result;
+      return auditCommand(command).verdict === "warn" ? withWarning(result, request.toolCall.id, warningSuffix(command)) : result;
     },
   });
+}
+
+function commandOf(call: { args?: unknown }): string {
+  const command = (call.args as { command?: unknown } | undefined)?.command;
+  return typeof command === "string" ? command : "";
+}
+
+/**
+ * DeerFlow's "Command blocked: …" result for a bash call the audit blocks; undefined for any other
+ * call. The middleware answers with it, and the approval preflight (approvals/preflight.ts) too, so
+ * a call that would be blocked is never offered for approval.
+ */
+export function auditRefusal(call: { id?: string; name: string; args?: unknown }): ToolMessage | undefined {
+  if (call.name !== BASH) return undefined;
+  const audit = auditCommand(commandOf(call));
+  if (audit.verdict !== "block") return undefined;
+  return new ToolMessage({ content: blockedMessage(audit.reason), tool_call_id: call.id ?? "missing_id", name: BASH, status: "error" });
 }
 
 /** The protected-path changes reported by the tool results the model is about to read. */

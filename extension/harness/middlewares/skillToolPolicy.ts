@@ -79,6 +79,20 @@ export function activeAllowedTools(state: PolicyState, o: SkillToolPolicyOptions
   return allowedToolNames(loaded);
 }
 
+function blockedBySkill(call: { id?: string; name: string }, allowed: ReadonlySet<string> | null): ToolMessage | undefined {
+  if (!allowed || allowed.has(call.name)) return undefined;
+  return new ToolMessage({ content: BLOCKED_TOOL_MESSAGE(call.name), tool_call_id: call.id ?? "missing_tool_call_id", name: call.name, status: "error" });
+}
+
+/**
+ * DeerFlow's error result for a call the active skills' `allowed-tools` do not allow in this
+ * state; undefined when it may run. The middleware answers with it, and the approval preflight
+ * (approvals/preflight.ts) too, so such a call is never offered for approval.
+ */
+export function skillPolicyRefusal(call: { id?: string; name: string }, state: unknown, o: SkillToolPolicyOptions): ToolMessage | undefined {
+  return blockedBySkill(call, activeAllowedTools((state ?? {}), o));
+}
+
 const nameOf = (tool: unknown): string | undefined => {
   const n = (tool as { name?: unknown } | null)?.name;
   return typeof n === "string" ? n : undefined;
@@ -116,9 +130,8 @@ export function skillToolPolicyMiddleware(o: SkillToolPolicyOptions) {
       const call = request.toolCall;
       const state = request.state as PolicyState;
       const allowed = activeAllowedTools(state, o);
-      if (allowed && !allowed.has(call.name)) {
-        return new ToolMessage({ content: BLOCKED_TOOL_MESSAGE(call.name), tool_call_id: call.id ?? "missing_tool_call_id", name: call.name, status: "error" });
-      }
+      const blocked = blockedBySkill(call, allowed);
+      if (blocked) return blocked;
       const result = await handler(request);
       // tool_search stays available under a restrictive skill; its answer may not show what the skill denies.
       if (allowed && call.name === TOOL_SEARCH_NAME) return restrictToolSearchResult(result, allowed, call.id ?? "missing_tool_call_id");

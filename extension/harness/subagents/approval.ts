@@ -11,7 +11,8 @@
  * DeerFlow's subagents go through the same GuardrailMiddleware as the lead, which never asks.
  */
 import { createMiddleware } from "langchain";
-import { deniedResult, refusal, verdictFor, type ApprovalOptions } from "../middlewares/approval.js";
+import type { StructuredToolInterface } from "@langchain/core/tools";
+import { deniedResult, refusal, refusedBeforeAsking, verdictFor, type ApprovalOptions } from "../middlewares/approval.js";
 import { readRules } from "../approvals/alwaysAllow.js";
 import { malformedCallResult, permittedTools, type ToolNames } from "../approvals/toolNames.js";
 
@@ -26,7 +27,7 @@ export function subagentApprovalMiddleware(o: ApprovalOptions, alwaysAllowed: un
       names = permitted.names;
       return handler(permitted.offered.length === (request.tools ?? []).length ? request : { ...request, tools: permitted.offered });
     },
-    wrapToolCall: (request, handler) => {
+    wrapToolCall: async (request, handler) => {
       const call = request.toolCall;
       const known = request.tool !== undefined || (names?.registered.has(call.name) ?? false);
       const bad = malformedCallResult(call, known, names);
@@ -34,6 +35,9 @@ export function subagentApprovalMiddleware(o: ApprovalOptions, alwaysAllowed: un
       const v = verdictFor(call, { rules }, o);
       if (v.mode === "deny") return deniedResult(call, v);
       if (v.mode === "ask") {
+        // A call that would be refused anyway gets that error: asking the lead to run it would not help.
+        const refused = await refusedBeforeAsking(call, v, request.state, request.tool as StructuredToolInterface | undefined, o);
+        if (refused) return refused;
         return refusal(
           call,
           `Error: ${call.name} was not run: it needs the user's approval (${v.reason}), and a subagent cannot ask for it. ` +

@@ -64,7 +64,10 @@ export function buildSubagentChain(ctx: SubagentChainContext): AgentMiddleware[]
     threadDataMiddleware(ctx.dirs), // [4]
     danglingToolCallMiddleware(), // [7]
     llmErrorHandlingMiddleware(), // [8]
-    subagentApprovalMiddleware(ctx.approval, ctx.alwaysAllowed), // [9]
+    subagentApprovalMiddleware(
+      { ...ctx.approval, preflight: { dirs: ctx.dirs, readBeforeWrite: s?.readBeforeWrite ?? true, ...(ctx.skills !== undefined ? { skills: ctx.skills } : {}) } },
+      ctx.alwaysAllowed,
+    ), // [9]
     sandboxAuditMiddleware(), // [10]
     (s?.readBeforeWrite ?? true) && readBeforeWriteMiddleware(ctx.dirs, ctx.approval.protectedWritesAllowed), // [11]
     toolErrorHandlingMiddleware(), // [13]

@@ -13,6 +13,9 @@ import { ToolMessage, type ToolCall } from "@langchain/core/messages";
 import { ToolInputParsingException, type StructuredToolInterface } from "@langchain/core/tools";
 import { isCommand, isGraphInterrupt, type Command } from "@langchain/langgraph";
 import { MiddlewareError, ToolInvocationError, type AgentMiddleware } from "langchain";
+import { interopParseAsync, isInteropZodError, isInteropZodSchema } from "@langchain/core/utils/types";
+import { Validator } from "@langchain/core/utils/json_schema";
+import { z } from "zod";
 import type { HookRuntime } from "./hooks.js";
 
 export interface ToolCallRequest {
@@ -24,6 +27,42 @@ export interface ToolCallRequest {
 export type ToolResult = ToolMessage | Command;
 type Handler = (request: ToolCallRequest) => Promise<ToolResult>;
 type Wrapper = (request: ToolCallRequest, handler: Handler) => Promise<unknown>;
+
+/**
+ * The error result for a call whose arguments its tool's schema refuses: langchain's
+ * ToolInvocationError text (the tool's name, the arguments, the schema's complaint), without a
+ * stack trace. The tool runner answers with it, and the approval preflight (approvals/preflight.ts).
+ */
+export function invalidArgumentsResult(call: ToolCall, parsingError: unknown): ToolMessage {
+  const err = parsingError instanceof Error ? parsingError : new Error(String(parsingError));
+  const plain = new Error(err.message);
+  plain.stack = `${err.name}: ${err.message}`;
+  return new ToolMessage({ content: new ToolInvocationError(plain, call).message, tool_call_id: call.id ?? "", name: call.name, status: "error" });
+}
+
+/**
+ * Whether `call`'s arguments pass its tool's schema, checked the way the tool checks them when
+ * invoked (StructuredTool.call: a zod schema parsed, a JSON schema validated); undefined when
+ * they do. Only for telling early: the tool still checks when it runs.
+ */
+export async function argumentsRefusal(tool: StructuredToolInterface, call: ToolCall): Promise<ToolMessage | undefined> {
+  const schema = (tool as { schema?: unknown }).schema;
+  if (schema === undefined || schema === null) return undefined;
+  const args = call.args ?? {};
+  const message = "Received tool input did not match expected schema";
+  if (isInteropZodSchema(schema)) {
+    try {
+      await interopParseAsync(schema, args);
+      return undefined;
+    } catch (e) {
+      const detail = isInteropZodError(e) ? `\n\n${z.prettifyError(e as z.ZodError)}` : "";
+      return invalidArgumentsResult(call, new ToolInputParsingException(`${message}${detail}`, JSON.stringify(args)));
+    }
+  }
+  if (typeof schema !== "object") return undefined;
+  const result = new Validator(schema).validate(args);
+  return result.valid ? undefined : invalidArgumentsResult(call, new ToolInputParsingException(message, JSON.stringify(args)));
+}
 
 const invalidTool = (name: string, available: readonly string[]) => `Error: ${name} is not a valid tool, try one of [${available.join(", ")}].`;
 
@@ -78,7 +117,7 @@ export function toolRunner(tools: readonly StructuredToolInterface[], middleware
       if (isGraphInterrupt(err) || signal?.aborted) throw err;
       let cause: unknown = err;
       while (cause instanceof MiddlewareError) cause = cause.cause;
-      if (cause instanceof ToolInvocationError) return new ToolMessage({ content: cause.message, tool_call_id: call.id ?? "", name: call.name, status: "error" });
+      if (cause instanceof ToolInvocationError) return invalidArgumentsResult(call, cause.toolError);
       // Without any wrapper, createAgent's ToolNode answers every tool error itself.
       if (wrappers.length === 0) return new ToolMessage({ content: `${String(err)}\n Please fix your mistakes.`, tool_call_id: call.id ?? "", name: call.name, status: "error" });
       throw err;

@@ -163,3 +163,13 @@ export function permissionDenied(prefix: string, requested: string, err: unknown
   if (isPathRefusal(err)) return `${base} (${err.message})`;
   return base;
 }
+
+/**
+ * A write tool's answer when writing `requested` is not permitted (the trust boundary refused the
+ * path, or the file system did): the text write_file and str_replace return, and the one the
+ * approval preflight (approvals/preflight.ts) answers with when the boundary would refuse a write.
+ */
+export function writeDeniedText(tool: "write_file" | "str_replace", requested: string, err: unknown): string {
+  if (tool === "str_replace") return permissionDenied("Error: Permission denied accessing file", requested, err);
+  return truncateWriteFileErrorDetail(permissionDenied("Error: Permission denied writing to file", requested, err), WRITE_FILE_ERROR_MAX_CHARS);
+}

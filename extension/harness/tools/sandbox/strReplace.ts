@@ -7,7 +7,7 @@
 import { tool, type ToolRuntime } from "langchain";
 import { z } from "zod";
 import { fileErrorKind } from "../../sandbox/files.js";
-import { sanitizeError, permissionDenied } from "./output.js";
+import { sanitizeError, writeDeniedText } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
 
 const DESCRIPTION = `Replace a substring in a file with another substring.
@@ -47,7 +47,7 @@ export function createStrReplaceTool(deps: SandboxToolDeps) {
             case "not_directory":
               return `Error: File not found: ${requested}`;
             case "permission":
-              return permissionDenied("Error: Permission denied accessing file", requested, err);
+              return writeDeniedText("str_replace", requested, err);
             default:
               return `Error: Unexpected error replacing string: ${sanitizeError(err, dirs)}`;
           }

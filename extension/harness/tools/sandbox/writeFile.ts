@@ -16,7 +16,7 @@ import {
   formatWriteFileError,
   truncateWriteFileErrorDetail,
   writeFileTooLargeMessage,
-  permissionDenied,
+  writeDeniedText,
 } from "./output.js";
 import { runSandboxTool, type SandboxToolDeps } from "./runtime.js";
 
@@ -76,10 +76,7 @@ export function createWriteFileTool(deps: SandboxToolDeps) {
         } catch (err) {
           switch (fileErrorKind(err)) {
             case "permission":
-              return truncateWriteFileErrorDetail(
-                permissionDenied("Error: Permission denied writing to file", requested, err),
-                WRITE_FILE_ERROR_MAX_CHARS,
-              );
+              return writeDeniedText("write_file", requested, err);
             case "is_directory":
               return truncateWriteFileErrorDetail(
                 `Error: Path is a directory, not a file: ${requested}`,
