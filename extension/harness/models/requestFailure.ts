@@ -14,6 +14,7 @@
  * chain, openai-node's and LangChain's error names), never by its message.
  */
 import type { ModelRequestFailure } from "../../protocol/events.js";
+import { VSCODE_LM_PREFIX } from "../../protocol/lm.js";
 
 /** Where a chat model sends its requests; `baseURL` undefined for a model that has no endpoint (vscode.lm). */
 export interface ModelTarget {
@@ -26,7 +27,9 @@ export function modelTarget(model: unknown): ModelTarget {
   const m = model as { clientConfig?: { baseURL?: unknown }; model?: unknown; modelName?: unknown } | null;
   const modelId = typeof m?.model === "string" ? m.model : typeof m?.modelName === "string" ? m.modelName : "";
   // A ChatOpenAI without a base URL talks to OpenAI itself; a model without clientConfig has no endpoint.
-  const baseURL = typeof m?.clientConfig?.baseURL === "string" ? m.clientConfig.baseURL : m?.clientConfig ? "https://api.openai.com/v1" : undefined;
+  const configured = typeof m?.clientConfig?.baseURL === "string" ? m.clientConfig.baseURL : m?.clientConfig ? "https://api.openai.com/v1" : undefined;
+  // A VS Code language model names its "endpoint" `vscode-lm:` (vscodeLm/chatModel.ts, for the circuit breaker): none.
+  const baseURL = configured?.startsWith(VSCODE_LM_PREFIX) ? undefined : configured;
   return { baseURL, modelId };
 }
 
@@ -64,14 +67,14 @@ function field<T>(errors: unknown[], pick: (e: Record<string, unknown>) => T | u
 }
 
 /** The provider's own words, fit for the panel: one line, no URLs (LangChain appends a troubleshooting link), bounded. */
-export function plainDetail(text: string): string {
+export function plainDetail(text: string, max = 200): string {
   const line = text
     .replace(/\s*Troubleshooting URL:?\s*\S*/gi, "")
     .replace(/https?:\/\/\S+/g, "")
     .replace(/\s+/g, " ")
     .trim()
     .replace(/[\s:(]+$/, "");
-  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
 /** Sorts `err` (the provider's error, after the retries) for the model `model` at `target`. */
@@ -83,6 +86,14 @@ export function classifyRequestFailure(err: unknown, target: ModelTarget, model 
   const code = field(errors, (e) => (typeof e.code === "string" && /^E[A-Z]+$|^UND_ERR_/.test(e.code) ? e.code : undefined));
   const name = field(errors, (e) => (e instanceof Error && TIMEOUT_NAMES.has(e.name) ? e.name : e instanceof Error && TIMEOUT_NAMES.has(e.constructor.name) ? e.constructor.name : undefined));
   const where = endpoint || "the model's endpoint";
+  const detail = plainDetail(err instanceof Error ? err.message : typeof err === "string" ? err : "");
+  // A VS Code language model (no endpoint): its statuses are the editor's, not an HTTP server's,
+  // and it has no key to set; its own words say what went wrong (vscodeLm/errors.ts writes them).
+  if (target.baseURL === undefined) {
+    // Ours (what to do), then the provider's words: kept whole up to a screenful.
+    const own = plainDetail(err instanceof Error ? err.message : typeof err === "string" ? err : "", 800);
+    return { ...base, kind: "other", summary: own ? `The request failed: ${own}` : "The request failed." };
+  }
   if (status === 401 || status === 403) {
     return {
       ...base,
@@ -105,7 +116,6 @@ export function classifyRequestFailure(err: unknown, target: ModelTarget, model 
   if (code && UNREACHABLE_CODES.has(code)) {
     return { ...base, kind: "other", summary: `${where} could not be reached (${code}). Check the base URL and the network.` };
   }
-  const detail = plainDetail(err instanceof Error ? err.message : typeof err === "string" ? err : "");
   if (status !== undefined) return { ...base, kind: "other", status, summary: `${where} answered with status ${status}${detail ? `: ${detail}` : "."}` };
   return { ...base, kind: "other", summary: detail ? `The request failed: ${detail}` : "The request failed." };
 }

@@ -94,3 +94,15 @@ test("plainDetail drops LangChain's troubleshooting URL and keeps one line", () 
   const text = "401 Incorrect API key provided.\n\nTroubleshooting URL: https://docs.langchain.com/oss/javascript/langchain/errors/MODEL_AUTHENTICATION/\n";
   assert.equal(plainDetail(text), "401 Incorrect API key provided.");
 });
+
+test("a VS Code language model's failure keeps its own words and is never an API-key problem (it has no key)", () => {
+  const err = Object.assign(new Error("The VS Code language model deerflow-test/scripted failed: the scripted provider refuses this request"), { status: 403 });
+  const f = classifyRequestFailure(err, { baseURL: undefined, modelId: "deerflow-test/scripted" }, "vscode-lm:deerflow-test/scripted");
+  assert.equal(f.kind, "other");
+  assert.equal(f.endpoint, "");
+  assert.match(f.summary, /the scripted provider refuses this request/);
+});
+
+test("a VS Code language model instance has no endpoint", () => {
+  assert.deepEqual(modelTarget({ clientConfig: { baseURL: "vscode-lm:" }, model: "deerflow-test/scripted" }), { baseURL: undefined, modelId: "deerflow-test/scripted" });
+});
