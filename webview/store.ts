@@ -11,6 +11,7 @@ import type { PanelState, ThreadView } from "./model/types.js";
 export type { PanelState, ThreadView } from "./model/types.js";
 
 export const initialState: PanelState = {
+  hostReady: false,
   threads: [],
   threadId: null,
   models: [],
@@ -38,6 +39,7 @@ export function reduce(s: PanelState, m: HostToWebview): PanelState {
     case "init":
       return {
         ...s,
+        hostReady: true,
         threads: m.threads,
         threadId: m.threadId,
         models: m.models,

@@ -33,6 +33,9 @@ export class Composer {
   private models: readonly ModelChoice[] = [];
   private attachments: PanelState["attachments"] = [];
   private active = false;
+  private hostReady = false;
+  /** Send was pressed before `init`: submit again once it arrives. */
+  private held = false;
   private skills: readonly PanelSkill[] = [];
   private readonly completions = h("ul", { id: "skill-completions", testid: "skill-completions", class: "skill-completions", attrs: { role: "listbox", "aria-label": "Skills", hidden: true } });
 
@@ -95,6 +98,12 @@ export class Composer {
   private submit(): void {
     const text = this.input.value.trim();
     if (!text || this.active) return;
+    if (!this.hostReady) {
+      // Send before the host's first word (the panel just opened): an empty list means "not
+      // heard yet". The text stays; update() sends it once `init` says what the models are.
+      this.held = true;
+      return;
+    }
     if (this.models.length === 0) {
       this.needModel();
       return;
@@ -121,6 +130,13 @@ export class Composer {
     // The host's word on the selected model (tests and themes read it; the value is the widget's own).
     if (s.model !== null && this.model.dataset.model !== s.model) this.model.dataset.model = s.model;
     if (this.plan.checked !== s.planMode) this.plan.checked = s.planMode;
+    if (s.hostReady && !this.hostReady) {
+      this.hostReady = true;
+      if (this.held) {
+        this.held = false;
+        this.submit();
+      }
+    }
     if (s.attachments !== this.attachments) {
       this.attachments = s.attachments;
       this.attachList.hidden = s.attachments.length === 0;

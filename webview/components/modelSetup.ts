@@ -15,7 +15,8 @@ import { h, icon, setText } from "./dom.js";
 
 type Mode = "none" | "vscode-lm" | "key-missing" | "hidden";
 
-export function setupMode(s: Pick<PanelState, "models" | "model" | "modelChosen">): Mode {
+export function setupMode(s: Pick<PanelState, "hostReady" | "models" | "model" | "modelChosen">): Mode {
+  if (!s.hostReady) return "hidden";
   if (s.models.length === 0) return "none";
   if (!s.modelChosen && s.models.every((m) => m.name.startsWith(VSCODE_LM_PREFIX))) return "vscode-lm";
   if (currentModel(s)?.key_missing) return "key-missing";

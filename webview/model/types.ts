@@ -7,6 +7,7 @@
 import type { ThreadSummary } from "../../extension/protocol/rpc.js";
 import type { ModelChoice, PanelMcpServer, PanelSkill, PanelStatus } from "../../extension/protocol/webview.js";
 import type { ModelRequestFailure, RunStatus, TaskUsage } from "../../extension/protocol/events.js";
+import type { ToolOutcome } from "../../extension/protocol/toolOutcome.js";
 import type { UsageState } from "./usage.js";
 import type { Seq } from "./seq.js";
 import type { PMap } from "./pmap.js";
@@ -46,6 +47,8 @@ export interface ToolResultView {
   messageId: string;
   content: string;
   status: "success" | "error";
+  /** Done, failed (exit code or error) or rejected (the user's reason): protocol/toolOutcome.ts. */
+  outcome: ToolOutcome;
   /** A `task` result's `subagent_status` and `subagent_token_usage` (DeerFlow's status fields). */
   subagent?: { status: string | null; usage: TaskUsage | null } | undefined;
 }
@@ -146,6 +149,8 @@ export interface ThreadView {
 }
 
 export interface PanelState {
+  /** The host's `init` arrived: until then an empty model list means "not heard yet", not "none". */
+  hostReady: boolean;
   threads: readonly ThreadSummary[];
   threadId: string | null;
   models: readonly ModelChoice[];

@@ -335,3 +335,12 @@ test("a run paused on approval leaves the thread waiting for the user's approval
   assert.equal(run(stateMsg({ pending_approvals: [] })).thread?.run.awaitingApproval, false);
   assert.equal(run(stateMsg(), events(metadata(), end("success"))).thread?.run.awaitingApproval, false);
 });
+
+test("before the host's init the panel has not heard of models yet: no 'choose a model' start state, and init says it is ready", async () => {
+  const { setupMode } = await import("../../../webview/components/modelSetup.js");
+  assert.equal(initialState.hostReady, false);
+  assert.equal(setupMode(initialState), "hidden");
+  const none = reduce(initialState, { type: "init", threads: [], threadId: null, models: [], model: null, modelChosen: false, planMode: false });
+  assert.equal(none.hostReady, true);
+  assert.equal(setupMode(none), "none");
+});
