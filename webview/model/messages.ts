@@ -8,6 +8,7 @@
  */
 import type { WireMessage, WireMessageChunk } from "../../extension/protocol/events.js";
 import type { MessageView, ThreadView, ToolCallView, ToolResultView } from "./types.js";
+import { outcomeLabel, toolOutcome } from "../../extension/protocol/toolOutcome.js";
 import { PMap } from "./pmap.js";
 import { Seq } from "./seq.js";
 
@@ -128,6 +129,7 @@ function toolResultOf(m: WireMessage): ToolResultInput {
     content: contentText(m.content),
     status: m.status === "error" ? "error" : "success",
     name: m.name,
+    additional_kwargs: m.additional_kwargs,
     subagent: m.name === "task" ? subagentFields(m.additional_kwargs) : undefined,
   };
 }
@@ -143,7 +145,8 @@ function subagentFields(kw: Record<string, unknown> | undefined): ToolResultView
 }
 
 function resultView(r: ToolResultInput): ToolResultView {
-  return { messageId: r.messageId, content: r.content, status: r.status, ...(r.subagent ? { subagent: r.subagent } : {}) };
+  const outcome = toolOutcome(r);
+  return { messageId: r.messageId, content: r.content, status: r.status, outcome, ...(r.subagent ? { subagent: r.subagent } : {}) };
 }
 
 /** Upsert one complete message. Tool messages become the result of their call. */
@@ -183,7 +186,8 @@ function sameView(a: MessageView, b: MessageView): boolean {
 function sameResult(a: ToolResultView | undefined, b: ToolResultView): boolean {
   // A result without status fields (its streamed chunk) adds nothing to one that has them.
   const sameSubagent = b.subagent === undefined || (a?.subagent?.status === b.subagent.status && a.subagent.usage?.total_tokens === b.subagent.usage?.total_tokens);
-  return a !== undefined && a.messageId === b.messageId && a.content === b.content && a.status === b.status && sameSubagent;
+  return a !== undefined && a.messageId === b.messageId && a.content === b.content && a.status === b.status && sameSubagent &&
+    outcomeLabel(a.outcome) === outcomeLabel(b.outcome);
 }
 
 /**
@@ -242,6 +246,7 @@ export interface ToolResultInput {
   content: string;
   status: "success" | "error";
   name?: string | undefined;
+  additional_kwargs?: Record<string, unknown> | undefined;
   subagent?: ToolResultView["subagent"];
 }
 

@@ -16,9 +16,9 @@ import type { AlwaysAllowRule, ApprovalDecision, PendingApproval } from "../../p
 import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
 import { HarnessError } from "../errors.js";
 import { grantKey } from "./fingerprint.js";
+import { REJECTED_PREFIX } from "../../protocol/toolOutcome.js";
 import { readRules, withRule } from "./alwaysAllow.js";
 
-export const REJECTED_PREFIX = "Rejected by the user";
 
 /** "Rejected by the user: <reason>" (DeerFlow's guardrail denial names who said no). */
 export function rejectionText(reason: string | undefined): string {

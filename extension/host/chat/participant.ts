@@ -24,6 +24,7 @@ import type { PendingApproval } from "../../protocol/approvals.js";
 import { VSCODE_LM_PREFIX } from "../../protocol/lm.js";
 import type { Ctx } from "../context.js";
 import { errorText } from "../harnessClient.js";
+import { outcomeLabel, toolOutcome, type ToolOutcome, type ToolResultLike } from "../../protocol/toolOutcome.js";
 
 export const PARTICIPANT_ID = "deerflow.chat";
 export const DECIDE_COMMAND = "deerflow.chat.decide";
@@ -79,6 +80,37 @@ function approvalButtons(stream: vscode.ChatResponseStream, folder: string, thre
   stream.button({ command: "deerflow.openPanel", title: "Open in Panel" });
 }
 
+/** The complete tool messages of an `updates` event (any node's `messages`). */
+function toolMessagesOf(data: Record<string, Record<string, unknown>>): Array<ToolResultLike & { tool_call_id: string }> {
+  const out: Array<ToolResultLike & { tool_call_id: string }> = [];
+  for (const update of Object.values(data)) {
+    const messages = update?.messages;
+    if (!Array.isArray(messages)) continue;
+    for (const m of messages as Array<Record<string, unknown>>) {
+      if (m?.type !== "tool" || typeof m.tool_call_id !== "string") continue;
+      const content = typeof m.content === "string" ? m.content : JSON.stringify(m.content ?? "");
+      out.push({
+        tool_call_id: m.tool_call_id,
+        content,
+        status: typeof m.status === "string" ? m.status : undefined,
+        name: typeof m.name === "string" ? m.name : undefined,
+        additional_kwargs: typeof m.additional_kwargs === "object" && m.additional_kwargs !== null ? (m.additional_kwargs as Record<string, unknown>) : undefined,
+      });
+    }
+  }
+  return out;
+}
+
+/** "✗ bash: Failed (exit code 2)" as text (a reason or an error is not Markdown to render). */
+function outcomeLine(name: string | undefined, outcome: ToolOutcome): vscode.MarkdownString {
+  const md = new vscode.MarkdownString("\n\n");
+  md.appendMarkdown(outcome.kind === "rejected" ? "$(circle-slash) " : "$(error) ");
+  md.appendText(`${name ?? "tool"}: ${outcomeLabel(outcome)}`);
+  md.appendMarkdown("\n\n");
+  md.supportThemeIcons = true;
+  return md;
+}
+
 /** Follows one run from `afterSeq` until its `end` (or until chat stops it): renders as it goes. */
 function follow(ctx: Ctx, folder: string, threadId: string, runId: string, afterSeq: number, stream: vscode.ChatResponseStream, token: vscode.CancellationToken) {
   return new Promise<{ end?: Extract<JournalEvent, { event: "end" }>; lost?: string }>((resolve, reject) => {
@@ -87,6 +119,7 @@ function follow(ctx: Ctx, folder: string, threadId: string, runId: string, after
     // the panel may follow the same thread, and its live batches would repeat what the replay sends.
     const early: Array<{ subscriptionId: string; events: JournalEvent[] }> = [];
     const announced = new Set<string>();
+    const told = new Set<string>();
     const handle = (events: JournalEvent[]) => {
       for (const e of events) {
         if (e.run_id !== runId) continue;
@@ -101,6 +134,13 @@ function follow(ctx: Ctx, folder: string, threadId: string, runId: string, after
                 stream.progress(`Running ${t.name}…`);
               }
             }
+          }
+        } else if (e.event === "updates") {
+          for (const m of toolMessagesOf(e.data)) {
+            if (told.has(m.tool_call_id)) continue;
+            told.add(m.tool_call_id);
+            const outcome = toolOutcome(m);
+            if (outcome.kind !== "done") stream.markdown(outcomeLine(m.name, outcome));
           }
         } else if (e.event === "end") {
           done({ end: e });
@@ -168,6 +208,8 @@ async function handler(ctx: Ctx, request: vscode.ChatRequest, stream: vscode.Cha
     ...(files(request).length > 0 ? { files: files(request) } : {}),
     ...(model ? { model } : {}),
     ...(request.command === "plan" ? { planMode: true } : {}),
+    // As in the panel: a chat message while calls wait rejects them, with it as the reason.
+    rejectPending: true,
   });
   const { end, lost } = await follow(ctx, folder, threadId, started.run_id, state.last_seq, stream, token);
   if (lost) {

@@ -9,6 +9,7 @@ import { ToolMessage } from "@langchain/core/messages";
 import { Command } from "@langchain/langgraph";
 import { SANDBOX_TOOL_NAMES } from "../../../extension/harness/tools/sandbox/index.js";
 import { commandText, invokeTool, makeFixture, run, toolsFor } from "./helpers.js";
+import { EXIT_KEY, toolOutcome } from "../../../extension/protocol/toolOutcome.js";
 
 const fx = makeFixture("t1");
 after(() => fx.cleanup());
@@ -82,6 +83,24 @@ test("bash timeout through the tool", async () => {
   const text = await run(fx, quick.bash, { description: "d", command: "echo started; sleep 30" });
   assert.ok(text.startsWith("started\n"));
   assert.ok(text.includes("Command timed out after 1 second and was terminated."));
+});
+
+test("bash records a non-zero exit and a timeout for the panel (deerflow_exit); a zero exit records nothing", async () => {
+  const exitOf = async (t: typeof tools, command: string) => {
+    await fx.provider.acquire(fx.dirs.threadId);
+    const out = await invokeTool(t.bash, { description: "d", command }, { sandbox: { sandbox_id: fx.sandboxId } });
+    assert.ok(out instanceof ToolMessage);
+    return { kw: out.additional_kwargs?.[EXIT_KEY], outcome: toolOutcome({ content: commandText(out), name: "bash", status: out.status, additional_kwargs: out.additional_kwargs }) };
+  };
+  const failed = await exitOf(tools, "echo partial; exit 254");
+  assert.deepEqual(failed.kw, { code: 254, timed_out: false });
+  assert.deepEqual(failed.outcome, { kind: "failed", detail: "exit code 254" });
+  const ok = await exitOf(tools, "echo fine");
+  assert.equal(ok.kw, undefined);
+  assert.deepEqual(ok.outcome, { kind: "done" });
+  const slow = await exitOf(toolsFor(fx, true, 1000), "sleep 30");
+  assert.deepEqual(slow.kw, { code: null, timed_out: true });
+  assert.deepEqual(slow.outcome, { kind: "failed", detail: "timed out" });
 });
 
 test("read_file line ranges and their messages", async () => {

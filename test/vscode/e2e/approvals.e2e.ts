@@ -45,7 +45,8 @@ const bash = (id: string, command: string) => ({ id, name: "bash", args: { descr
 
 const SCENARIOS: Scenarios = {
   batch: [
-    { toolCalls: [bash("call_yes", `echo yes > ${ws("yes.txt")}`), bash("call_no", `echo no > ${ws("no.txt")}`)] },
+    // The approved command writes its file, then fails: its card must read Failed, not done.
+    { toolCalls: [bash("call_yes", `echo yes > ${ws("yes.txt")} && exit 254`), bash("call_no", `echo no > ${ws("no.txt")}`)] },
     { content: "One command ran and one was rejected." },
   ],
   edit: [
@@ -53,6 +54,12 @@ const SCENARIOS: Scenarios = {
     { toolCalls: [{ id: "call_write", name: "write_file", args: { description: "Add cherries", path: ws("notes.txt"), content: EDITED } }] },
     { content: "The list has cherries now." },
   ],
+  // Issue 30 item 4: a message typed while the write waits is the answer to it.
+  answer: [
+    { toolCalls: [{ id: "call_read2", name: "read_file", args: { description: "Read the list", path: ws("notes.txt") } }] },
+    { toolCalls: [{ id: "call_write2", name: "write_file", args: { description: "Replace the list", path: ws("notes.txt"), content: "gone\n" } }] },
+  ],
+  answered: [{ content: "Fine, notes.txt stays as it is." }],
   // Issue 21: "Always allow" covers the command prefix the card showed; a protected write offers none.
   always: [
     { toolCalls: [bash("call_mk1", `mkdir -p ${ws("made1")}`)] },
@@ -113,7 +120,7 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
   const approvals = (): Locator => panel.view.getByTestId("approvals");
   const needsApproval = (): Locator => df!.page.locator(".statusbar-item", { hasText: "DeerFlow: needs approval" });
 
-  test("a parallel batch of two bash calls: cards survive a reload; approve one, reject one, the run goes on", () =>
+  test("a parallel batch of two bash calls: cards survive a reload; approve one, reject one, the run goes on; the cards read Failed and Rejected", () =>
     step("batch", async () => {
       await panel.open();
       await panel.send(tagged("batch", "Write yes.txt and no.txt with bash."));
@@ -150,6 +157,14 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       assert.doesNotMatch(result("call_yes"), /Rejected/, "the approved call has its own result");
       assert.equal(readFileSync(join(df!.cs.workspace, "yes.txt"), "utf8").trim(), "yes", "the approved command ran");
       assert.equal(existsSync(join(df!.cs.workspace, "no.txt")), false, "the rejected command did not run");
+      // Outcomes in words and in the cards' accessible names (issue 30 item 3).
+      const toolCard = (id: string): Locator => panel.view.locator(`[data-testid="tool-call"][data-tool-call-id="${id}"]`);
+      await shows(toolCard("call_no").getByTestId("tool-outcome").filter({ hasText: "Rejected: not this one" }), "the rejected call's card reads Rejected with the reason");
+      await shows(toolCard("call_yes").getByTestId("tool-outcome").filter({ hasText: "Failed (exit code 254)" }), "the approved call that exited 254 reads Failed with its exit code");
+      assert.equal(await toolCard("call_no").getAttribute("data-status"), "rejected");
+      assert.equal(await toolCard("call_yes").getAttribute("data-status"), "error");
+      assert.match((await toolCard("call_no").locator("summary").getAttribute("aria-label")) ?? "", /rejected: not this one/);
+      assert.match((await toolCard("call_yes").locator("summary").getAttribute("aria-label")) ?? "", /failed \(exit code 254\)/);
       await screenshot(df!.page, "approvals-03-decided");
     }));
 
@@ -181,6 +196,27 @@ describe(`DeerFlow approvals and changed files in VS Code (code-server ${default
       await shows(changed.getByTestId("changed-reverted"), "notes.txt marked reverted");
       assert.equal(readFileSync(notes, "utf8"), ORIGINAL, "the file on disk is restored");
       await screenshot(page, "approvals-06-reverted");
+    }));
+
+  test("a message sent while a write waits rejects it with that text; the model receives it and the run goes on", () =>
+    step("answer", async () => {
+      const notes = join(df!.cs.workspace, "notes.txt");
+      const before = readFileSync(notes, "utf8");
+      await panel.send(tagged("answer", "Rewrite notes.txt."));
+      await shows(card("call_write2"), "an approval card for the write");
+      const asked = model.requests.length;
+      const reply = tagged("answered", "Not that file: keep notes.txt as it is.");
+      await panel.send(reply);
+      await shows(panel.message("ai", "Fine, notes.txt stays as it is."), "the run goes on with the typed message");
+      await approvals().waitFor({ state: "hidden", timeout: 20_000 });
+      const toolCard = panel.view.locator('[data-testid="tool-call"][data-tool-call-id="call_write2"]');
+      await shows(toolCard.getByTestId("tool-outcome").filter({ hasText: "Rejected: Not that file: keep notes.txt as it is." }), "the write's card reads Rejected with the typed message");
+      assert.equal(await panel.view.getByRole("alert").count(), 0, "no busy-thread error");
+      const sent = model.requests.slice(asked).flatMap((r) => r.body?.messages ?? []);
+      const rejection = sent.find((m) => m.role === "tool" && (m as { tool_call_id?: string }).tool_call_id === "call_write2");
+      assert.equal(rejection?.content, `Rejected by the user: ${reply}`, "the model reads the typed message as the reason");
+      assert.equal(readFileSync(notes, "utf8"), before, "the rejected write never ran");
+      await screenshot(df!.page, "approvals-06b-answered-by-message");
     }));
 
   test("a run that pauses while the panel is hidden raises a notification whose Open shows its cards", () =>

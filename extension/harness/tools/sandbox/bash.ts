@@ -16,6 +16,7 @@ import { HarnessError } from "../../errors.js";
 import { validateLocalBashCommandPaths } from "../../sandbox/commandValidation.js";
 import { maskLocalPathsInOutput, replaceVirtualPathsInCommand } from "../../sandbox/paths.js";
 import { DEFAULT_COMMAND_TIMEOUT_MS } from "../../sandbox/exec.js";
+import { EXIT_KEY, type CommandExit } from "../../../protocol/toolOutcome.js";
 import { formatExecResult, sanitizeError, truncateBashOutput } from "./output.js";
 import { runSandboxTool, type FlaggedText, type SandboxToolDeps } from "./runtime.js";
 import { changesNotice } from "../../sandbox/devcontainer/protectedWatch.js";
@@ -72,8 +73,12 @@ export function createBashTool(deps: SandboxToolDeps) {
           });
           const text = truncateBashOutput(maskLocalPathsInOutput(formatExecResult(result), dirs));
           const changes = result.protectedChanges;
-          if (!changes || changes.length === 0) return text;
-          return { text: text + changesNotice(changes), kwargs: { [PROTECTED_CHANGES_KEY]: changes } } satisfies FlaggedText;
+          // A non-zero exit is still a result the model reads (as in DeerFlow); the panel shows it failed.
+          const exit: Record<string, unknown> = result.timedOut || (result.exitCode !== 0 && result.exitCode !== null)
+            ? { [EXIT_KEY]: { code: result.timedOut ? null : result.exitCode, timed_out: result.timedOut } satisfies CommandExit }
+            : {};
+          if (!changes || changes.length === 0) return Object.keys(exit).length === 0 ? text : ({ text, kwargs: exit } satisfies FlaggedText);
+          return { text: text + changesNotice(changes), kwargs: { ...exit, [PROTECTED_CHANGES_KEY]: changes } } satisfies FlaggedText;
         } catch (err) {
           // A sandbox that failed in a known way (no engine, container lost) says so in its own
           // words; anything else is unexpected.
