@@ -257,6 +257,12 @@ export interface HostToHarness {
       planMode?: boolean;
       idempotencyKey?: string;
       multitask?: "reject" | "interrupt";
+      /**
+       * The message is the user's answer to the calls the thread waits on (issue 30 item 4): each
+       * is rejected with the message as the reason ("Rejected by the user: <message>"), and the run
+       * goes on with it. Affects only a thread paused on approvals; an active run still refuses.
+       */
+      rejectPending?: boolean;
     };
     result: { run_id: string; thread_id: string; existing: boolean };
   };

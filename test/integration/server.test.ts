@@ -28,7 +28,7 @@ async function initialized(dataDir: string, env: NodeJS.ProcessEnv = {}): Promis
 }
 
 /** Start a run with a fresh script on a new (or given) thread; resolves with ids and the run's events. */
-async function run(h: HarnessProcess, workspace: string, script: ScriptedReply[], opts: { threadId?: string; prompt?: string; files?: string[] } = {}) {
+async function run(h: HarnessProcess, workspace: string, script: ScriptedReply[], opts: { threadId?: string; prompt?: string; files?: string[]; rejectPending?: boolean } = {}) {
   model.setScript(script);
   const first = model.requests.length;
   const threadId = opts.threadId ?? (await h.request("threads/create", { workspaceFolder: workspace })).thread_id;
@@ -37,7 +37,7 @@ async function run(h: HarnessProcess, workspace: string, script: ScriptedReply[]
     threadId,
     afterSeq: (await h.request("threads/state", { workspaceFolder: workspace, threadId })).last_seq,
   });
-  const started = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt: opts.prompt ?? "go", ...(opts.files ? { files: opts.files } : {}) });
+  const started = await h.request("runs/start", { workspaceFolder: workspace, threadId, prompt: opts.prompt ?? "go", ...(opts.files ? { files: opts.files } : {}), ...(opts.rejectPending ? { rejectPending: true } : {}) });
   const end = await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === started.run_id);
   await h.request("events/unsubscribe", { subscriptionId });
   const events = h.events(subscriptionId).filter((e) => e.run_id === started.run_id);
@@ -505,6 +505,43 @@ test("approvals over RPC: the user's settings policy pauses a run; approvals/pro
     assert.equal(readFileSync(join(workspace, "notes.md"), "utf8"), "alpha\ngamma\n");
     const after = await h.request("threads/state", { workspaceFolder: workspace, threadId: paused.threadId });
     assert.deepEqual(after.pending_approvals, []);
+  } finally {
+    await h.close();
+  }
+});
+
+test("a message sent while a write waits (rejectPending) rejects it with that message as the reason, and the run goes on with it", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  writeFileSync(join(workspace, "notes.md"), "alpha\nbeta\n");
+  const h = startHarness();
+  try {
+    await h.request("harness/initialize", { dataDir, settings: settings(model.url, { approval: { write: "ask" } }) });
+    const read = { id: "call_read", name: "read_file", args: { description: "r", path: "/mnt/user-data/workspace/notes.md" } };
+    const edit = { id: "call_edit", name: "str_replace", args: { description: "e", path: "/mnt/user-data/workspace/notes.md", old_str: "beta", new_str: "gamma" } };
+    const paused = await run(h, workspace, [{ toolCalls: [read] }, { toolCalls: [edit] }], { prompt: "edit it" });
+    assert.equal((paused.end.data as { stop_reason?: string }).stop_reason, "approval");
+    // Without the flag: DeerFlow's refusal, in one line naming the command that decides.
+    const refused = await errorOf(h.request("runs/start", { workspaceFolder: workspace, threadId: paused.threadId, prompt: "no" }));
+    assert.equal(refused.data?.code, "approval_pending");
+    assert.equal(refused.message.split("\n").length, 1);
+    assert.match(refused.message, new RegExp(`call_edit \\(str_replace\\).*deerflow approve --thread ${paused.threadId}`));
+
+    const reply = "Leave beta alone; add delta at the end instead.";
+    const after = await run(h, workspace, [{ content: "Understood: beta stays." }], { threadId: paused.threadId, prompt: reply, rejectPending: true });
+    assert.equal((after.end.data as { status: string }).status, "success");
+    const sent = after.requests()[0]?.body?.messages ?? [];
+    const tail = sent.slice(-2) as Array<{ role: string; content: unknown; tool_call_id?: string }>;
+    assert.deepEqual(tail.map((m) => m.role), ["tool", "user"], "the rejection answers the call, then the message follows");
+    assert.equal(tail[0]?.tool_call_id, "call_edit");
+    assert.equal(tail[0]?.content, `Rejected by the user: ${reply}`);
+    assert.match(JSON.stringify(tail[1]?.content), /Leave beta alone/);
+    assert.equal(readFileSync(join(workspace, "notes.md"), "utf8"), "alpha\nbeta\n", "the rejected edit never ran");
+    const state = await h.request("threads/state", { workspaceFolder: workspace, threadId: paused.threadId });
+    assert.deepEqual(state.pending_approvals, []);
+    // On a thread that waits on nothing, the flag changes nothing.
+    const plain = await run(h, workspace, [{ content: "plain" }], { threadId: paused.threadId, prompt: "and now?", rejectPending: true });
+    assert.equal((plain.end.data as { status: string }).status, "success");
+    assert.equal((plain.requests()[0]?.body?.messages ?? []).filter((m: { role: string; content?: unknown }) => m.role === "tool" && String(m.content).startsWith("Rejected")).length, 1, "no second rejection is made up");
   } finally {
     await h.close();
   }

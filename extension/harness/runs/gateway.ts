@@ -18,6 +18,7 @@ import { validateThreadId } from "../threads/threadDirs.js";
 import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
+import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
 import type { ApprovalPolicy } from "../approvals/policy.js";
 import { checkDecisions, decideAll, describePending } from "../approvals/resume.js";
 import type { ThreadRecord } from "../store/threads.js";
@@ -53,6 +54,8 @@ export interface StartRunRequest {
   maxTurns?: number;
   idempotencyKey?: string;
   multitask?: MultitaskStrategy;
+  /** The message answers the calls the thread waits on: they are rejected with it as the reason (protocol/rpc.ts runs/start). */
+  rejectPending?: boolean;
   /** Client context: only whitelisted keys pass, secrets are scrubbed. */
   context?: Record<string, unknown>;
   timeoutMs?: number;
@@ -127,6 +130,14 @@ export function pendingApprovalsOf(thread: ThreadRecord): PendingApproval[] {
   return Array.isArray(p) ? (p as PendingApproval[]) : [];
 }
 
+/** A message sent instead of a decision, as the rejection's reason (within DECISION_LIMITS). */
+function rejectionReason(prompt: string): string {
+  const text = prompt.trim();
+  if (!text) return "the user sent a new message instead";
+  const max = DECISION_LIMITS.maxReasonChars;
+  return text.length <= max ? text : `${text.slice(0, max - 1)}…`;
+}
+
 export function startRun(s: GatewayServices, req: StartRunRequest): { admission: Admission; context: RunContext } {
   validateThreadId(req.threadId);
   const thread = s.threads.get(req.threadId);
@@ -142,14 +153,15 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
   if (approvals) {
     checkDecisions(pending, approvals);
   } else if (pending.length > 0) {
-    if (req.multitask !== "interrupt") {
+    if (req.multitask !== "interrupt" && req.rejectPending !== true) {
+      // One line: what waits, and the command that decides it (the CLI prints this as is).
       throw new HarnessError(
         "approval_pending",
-        `Thread ${req.threadId} is waiting for approval of ${describePending(pending)}. ` +
-          "Decide them first (deerflow approve), or start the run with --multitask interrupt to reject them.",
+        `Thread ${req.threadId} waits for your decision on ${describePending(pending)}: decide with deerflow approve --thread ${req.threadId}, or send with --multitask interrupt to reject them.`,
       );
     }
-    approvals = decideAll(pending, "reject", "the user sent a new message instead");
+    // The new message is the user's answer to what waited: it is the reason the model reads.
+    approvals = decideAll(pending, "reject", rejectionReason(scrubSecrets(req.prompt) as string));
   }
   // A message of files alone is one (DeerFlow's upload-only turn); a decision run carries none.
   if (req.prompt.trim() === "" && !approvals && (req.files ?? []).length === 0) throw new HarnessError("usage", "A run needs a non-empty prompt or files.");

@@ -82,6 +82,7 @@ export const paramsSchemas: Schemas = {
       planMode: z.boolean().optional(),
       idempotencyKey: z.string().min(1).max(200).optional(),
       multitask: z.enum(["reject", "interrupt"]).optional(),
+      rejectPending: z.boolean().optional(),
     })
     // Files alone are a message (DeerFlow's upload-only turn).
     .refine((p) => p.prompt.trim() !== "" || (p.files ?? []).length + (p.uploaded ?? []).length > 0, { message: "a run needs a non-empty prompt or files", path: ["prompt"] }),

@@ -234,6 +234,8 @@ export class ThreadSession implements vscode.Disposable {
       ...(model ? { model } : {}),
       planMode: this.planMode,
       idempotencyKey: randomUUID(),
+      // A message typed while calls wait is the answer to them: "no, and here is why" (issue 30 item 4).
+      rejectPending: true,
     });
     this.deps.runs.started(res.run_id, res.thread_id);
     this.lastPrompts.set(res.thread_id, text);
