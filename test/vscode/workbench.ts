@@ -45,6 +45,8 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM,
     headless: true,
     viewport: { width: 1400, height: 900 },
+    // The panel's Copy buttons write the clipboard; the tests read it back.
+    permissions: ["clipboard-read", "clipboard-write"],
     args: CHROMIUM_ARGS,
   });
   const page = context.pages()[0] ?? (await context.newPage());

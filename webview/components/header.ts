@@ -22,7 +22,7 @@ const PHASE_TEXT: Record<RunPhase, string> = {
   success: "Done",
   error: "Failed",
   timeout: "Timed out",
-  interrupted: "Cancelled",
+  interrupted: "Stopped",
 };
 
 const PHASE_ICON: Record<RunPhase, string> = {
@@ -62,12 +62,6 @@ export class Header {
       attrs: { type: "button", "aria-label": "Threads", title: "Threads", "aria-expanded": "false", "aria-controls": "thread-list" },
       on: { click: () => this.setListOpen(this.list.root.hidden) },
     }, icon("list-unordered"));
-    const newThread = h("vscode-button", {
-      id: "new-thread",
-      testid: "new-thread",
-      attrs: { secondary: true, "icon-only": true, "aria-label": "New thread", title: "New thread" },
-      on: { click: () => this.post({ type: "newThread" }) },
-    }, icon("add"));
     this.cancel = h("vscode-button", {
       id: "cancel",
       testid: "cancel",
@@ -85,7 +79,8 @@ export class Header {
       if (ev.key === "Escape") { this.setListOpen(false); this.toggle.focus(); }
     });
     this.root = h("header", { class: "panel-header" },
-      h("div", { class: "title-row" }, this.toggle, this.title, newThread),
+      // New thread is the view's own title action (one button, issue 30 item 5).
+      h("div", { class: "title-row" }, this.toggle, this.title),
       this.list.root,
       h("div", { class: "run-row" }, this.status, this.cancel),
       this.usage,

@@ -8,6 +8,7 @@
 import { Marked } from "marked";
 import DOMPurify from "dompurify";
 import { softLength, stableLength } from "../model/markdownSplit.js";
+import { LANGUAGE_CLASS, decorateCodeBlocks } from "./codeBlocks.js";
 
 const marked = new Marked({
   gfm: true,
@@ -28,6 +29,11 @@ let hooked = false;
 function hook(): void {
   if (hooked) return;
   hooked = true;
+  // A fenced block's language (marked: <code class="language-ts">) is the one class kept: the
+  // code blocks read it to highlight (codeBlocks.ts).
+  DOMPurify.addHook("uponSanitizeAttribute", (node, data) => {
+    if (node.nodeName === "CODE" && data.attrName === "class" && LANGUAGE_CLASS.test(data.attrValue)) data.forceKeepAttr = true;
+  });
   DOMPurify.addHook("afterSanitizeAttributes", (node) => {
     if (node.tagName !== "A") return;
     const href = node.getAttribute("href") ?? "";
@@ -100,6 +106,8 @@ export function setMarkdown(el: HTMLElement, text: string, streaming = false): v
     r.tailText = tailText;
     r.tail.innerHTML = tailText ? renderMarkdown(tailText) : "";
   }
+  // The tail is final once the message is: its code blocks get their highlighting and Copy too.
+  if (!streaming) decorateCodeBlocks(r.tail);
 }
 
 function addBlock(el: HTMLElement, r: Rendered, text: string, end: number, soft: boolean): void {
@@ -107,6 +115,7 @@ function addBlock(el: HTMLElement, r: Rendered, text: string, end: number, soft:
   const block = document.createElement("div");
   block.className = soft ? "md-block md-soft" : "md-block";
   block.innerHTML = renderMarkdown(text.slice(start, end));
+  if (!soft) decorateCodeBlocks(block);
   el.insertBefore(block, r.tail);
   r.blocks.push({ el: block, start, end, soft });
   r.stable = text.slice(0, end);

@@ -26,6 +26,8 @@ const STREAM_TEXT = "Streaming words arrive one by one: alpha beta gamma delta e
 const RELOAD_TEXT = "This answer survives a window reload: first second third fourth fifth sixth seventh eighth ninth tenth.";
 const SKILL_TEXT = "Here is the slide in brand colors: title, three bullets and the logo in the corner.";
 const REPORT = "# Report\n\nhello-workspace greets people by name.\n";
+const CODE = 'const greeting: string = "hello";\nexport default greeting;';
+const CODE_ANSWER = "```ts\n" + CODE + "\n```\n";
 
 const SCENARIOS: Scenarios = {
   // afterChunks counts SSE events: the role chunk, then one word per chunk.
@@ -34,7 +36,7 @@ const SCENARIOS: Scenarios = {
     { content: "Let me look at the workspace first.", toolCalls: [{ name: "ls", args: { description: "See the workspace", path: "/mnt/user-data/workspace" } }] },
     { toolCalls: [{ name: "write_file", args: { description: "Write the report", path: "/mnt/user-data/outputs/report.md", content: REPORT } }] },
     { toolCalls: [{ name: "present_files", args: { filepaths: ["/mnt/user-data/outputs/report.md"] } }] },
-    { content: "The report is ready: report.md." },
+    { content: `The report is ready: report.md.\n\n${CODE_ANSWER}` },
   ],
   image: [
     { toolCalls: [{ name: "view_image", args: { image_path: "/mnt/user-data/workspace/pic.png" } }] },
@@ -111,6 +113,16 @@ describe(`DeerFlow panel in VS Code (code-server ${defaultCodeServer()} + chromi
       await artifact.waitFor({ timeout: 30_000 });
       await panel.message("ai", "The report is ready").waitFor({ timeout: 30_000 });
       await panel.status("success").waitFor({ timeout: 20_000 });
+      // Workspace files by their path in the folder; others (outputs) as they are (issue 30 item 5).
+      assert.equal(await panel.toolCalls.filter({ hasText: "ls" }).first().getByTestId("tool-target").textContent(), ".");
+      assert.equal(await panel.toolCalls.filter({ hasText: "write_file" }).first().getByTestId("tool-target").textContent(), "/mnt/user-data/outputs/report.md");
+      // The answer's code block: highlighted, with a Copy button that copies exactly the code.
+      const block = panel.message("ai", "The report is ready").getByTestId("code-block");
+      await block.locator(".hljs-keyword", { hasText: "const" }).first().waitFor({ timeout: 10_000 });
+      await block.getByRole("button", { name: "Copy ts code" }).click();
+      await block.getByRole("button", { name: "Copy ts code" }).filter({ hasText: "Copied" }).waitFor({ timeout: 10_000 });
+      assert.equal(await df!.page.evaluate(() => navigator.clipboard.readText()), CODE);
+      await screenshot(df!.page, "05a-code-block");
       await artifact.click();
       await editorTab(df!.page, "report.md").waitFor({ timeout: 20_000 });
       await df!.page.locator(".monaco-editor .view-lines", { hasText: "greets people by name" }).waitFor({ timeout: 20_000 });
@@ -139,6 +151,7 @@ describe(`DeerFlow panel in VS Code (code-server ${defaultCodeServer()} + chromi
       const request = hung.at(-1)!;
       await panel.cancelButton.click();
       await panel.status("interrupted").waitFor({ timeout: 20_000 });
+      await panel.runStatus.filter({ hasText: "Stopped" }).waitFor({ timeout: 10_000 });
       await model.waitForRequests(request.index + 1, { settled: true });
       assert.equal(request.clientAborted, true, "the harness aborted the hung model request");
       await screenshot(df!.page, "08-cancelled");
