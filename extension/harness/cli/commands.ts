@@ -51,14 +51,14 @@ const CONFIG_PARAGRAPH =
 export const COMMANDS: CommandSpec[] = [
   {
     name: "run",
-    summary: "Run one turn of the agent on a thread; prints its events as JSON Lines",
+    summary: "Run one turn of the agent on a thread and print it as it goes",
     synopsis: `deerflow run --workspace DIR (--prompt TEXT | --upload FILE) [--thread ID] [--upload FILE]... [--model NAME]
              [--base-url URL] [--api-key-stdin] [--plan-mode] [--allow-host-commands]
              [--timeout SECONDS] [--idempotency-key K] [--multitask reject|interrupt]
              [--sandbox auto|local|devcontainer] [--approval CLASS=MODE,...] [--subagents]
-             [--max-tokens N] [--max-turns N] [--no-memory] [--data-dir DIR]`,
+             [--max-tokens N] [--max-turns N] [--no-memory] [--json] [--data-dir DIR]`,
     details: [
-      "Creates the thread when --thread is absent (or names a new id), runs one turn and prints every event as a JSON Line; the last line is the `end` event. Exit 0 on success, 1 on any other final status, 2 on a usage error (nothing is run).",
+      "Creates the thread when --thread is absent (or names a new id) and runs one turn. On a terminal it prints the answer as it streams, a line per tool call (✓ done, ✗ failed, ⊘ rejected), the calls that wait on your decision with the deerflow approve line that decides them, and how the run ended. When stdout is not a terminal, or with --json, it prints every event as a JSON Line instead; the last line is the `end` event. Exit 0 on success, 1 on any other final status, 2 on a usage error (nothing is run).",
       '--max-turns caps the model turns (model requests) of the run (config key max_turns, default 200): at N the run ends "success" with stop_reason "turn_capped", every tool call answered; a next run on the thread continues.',
       '--max-tokens caps the run\'s tokens (input + output, subagents included; config token_budget: enabled, max_tokens, max_input/output_tokens, thresholds; 0 = none): at the cap the answer\'s tool calls are dropped and the run ends with stop_reason "token_capped".',
       "The end event's data.usage has input, output, total, cached and reasoning tokens, the same by model (by_model) and an estimated cost (null when a model's price is unknown).",
@@ -73,7 +73,7 @@ export const COMMANDS: CommandSpec[] = [
     name: "approve",
     summary: "Decide the tool calls a paused run waits on, then continue the run",
     synopsis: `deerflow approve --workspace DIR --thread ID (--all approve|reject | [--approve CALL_ID]...
-                 [--reject CALL_ID]...) [--reason TEXT] [--always-allow TOOL]... [--data-dir DIR]`,
+                 [--reject CALL_ID]...) [--reason TEXT] [--always-allow TOOL]... [--json] [--data-dir DIR]`,
     details: [
       'Decides every tool call the thread waits on, then continues the run and streams like run (same output, same exit codes). Rejected calls answer the model "Rejected by the user: <reason>". Takes run\'s model, sandbox, --max-turns and --approval flags; without them it continues with the paused run\'s model and host-command setting. A yes covers the call it names once.',
       "--always-allow TOOL also keeps the card's rule for this thread: bash commands whose every sub-command starts with the card's prefix, in the same sandbox kind; other tools' calls of the same class; never a protected write.",

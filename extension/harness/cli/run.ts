@@ -27,6 +27,7 @@ import { openRunMemory } from "./memory.js";
 import { openMcpRegistry, toolSearchSettings } from "../mcp/open.js";
 import type { McpRegistry } from "../mcp/registry.js";
 import { diagnostics } from "../diagnostics.js";
+import { readablePrinter } from "./readable.js";
 
 /** Flags of every command that starts a run (`run`, `approve`). */
 const runOptions = {
@@ -47,6 +48,7 @@ const runOptions = {
   timeout: { type: "string" },
   "idempotency-key": { type: "string" },
   sandbox: { type: "string" },
+  json: { type: "boolean" },
 } as const;
 
 const options = {
@@ -64,6 +66,16 @@ const approveOptions = {
   "always-allow": { type: "string", multiple: true },
   reason: { type: "string" },
 } as const;
+
+/**
+ * How a run command prints its events: JSON Lines (stdout not a terminal, or `--json`), else the
+ * readable stream (readable.ts).
+ */
+export function eventPrinter(json: boolean | undefined, workspace: string, threadId: string): (e: StoredEvent) => void {
+  if (json || !process.stdout.isTTY) return (e) => writeJsonLine(eventLine(e));
+  const color = !process.env.NO_COLOR && process.env.TERM !== "dumb";
+  return readablePrinter({ write: (t) => process.stdout.write(t), color, workspace, threadId });
+}
 
 /** The CLI's line for a journaled event. */
 export function eventLine(e: StoredEvent): Record<string, unknown> {
@@ -198,6 +210,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
   const memory = openRunMemory(config, dataDir, v["no-memory"], store.workspaceFolder);
   const manager = openRunSystem(store);
   const stopFollowing: Array<() => void> = [];
+  const print = eventPrinter(v.json, workspace, threadId);
   let shutdownSandbox: (() => Promise<void>) | undefined;
   let mcpRegistry: McpRegistry | undefined;
   let cancelOnSignal: ((sig: NodeJS.Signals) => void) | undefined;
@@ -282,7 +295,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
             // Print this run's journaled events as they are stored (replay + follow: no gap, no dup).
             stopFollowing.push(
               manager.journal.subscribe(threadId, manager.journal.events.lastSeq(threadId), (e) => {
-                if (e.run_id === run.run_id) writeJsonLine(eventLine(e));
+                if (e.run_id === run.run_id) print(e);
               }),
             );
             cancelOnSignal = () => void manager.cancel(run.run_id);
@@ -308,7 +321,7 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
     if (!done) {
       // The same idempotency key: the same run, never a second execution. Replay it, and follow
       // it to its end if another process is still running it.
-      const final = await followRun(manager, admission.run);
+      const final = await followRun(manager, admission.run, print);
       return final.status === "success" ? 0 : 1;
     }
     const result = await done;
@@ -378,12 +391,12 @@ async function apiKeyArg(flag: string | undefined, fromStdin: boolean): Promise<
  * writes them: local appends arrive through the journal, other processes' through the database
  * (read on every wake-up of waitForEnd). Delivery is by seq, so nothing is printed twice.
  */
-export async function followRun(manager: RunManager, run: RunRecord): Promise<RunRecord> {
+export async function followRun(manager: RunManager, run: RunRecord, print: (e: StoredEvent) => void = (e) => writeJsonLine(eventLine(e))): Promise<RunRecord> {
   let last = 0;
   const deliver = (e: StoredEvent) => {
     if (e.seq <= last) return;
     last = e.seq;
-    if (e.run_id === run.run_id) writeJsonLine(eventLine(e));
+    if (e.run_id === run.run_id) print(e);
   };
   const drain = () => {
     for (const e of manager.journal.events.list(run.thread_id, { afterSeq: last })) deliver(e);
