@@ -5,6 +5,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { once } from "node:events";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { startServe, type ServeProcess } from "../integration/helpers/serveProcess.js";
 import { tempDir } from "../integration/helpers/cli.js";
 import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
@@ -12,6 +14,8 @@ import { POSTGRES_TEST_ENV, testWorkspaceDatabase } from "../fixtures/testDataba
 
 /** Short, so the kill test stays lean; the same for both workers. */
 const LEASE_TTL_MS = 3000;
+/** DeerFlow's run_ownership.grace_seconds for these workers (their config.yaml). */
+const GRACE_MS = 1000;
 let model: ModelServer;
 let a: ServeProcess;
 let b: ServeProcess;
@@ -23,6 +27,8 @@ async function collect(stream: AsyncIterable<Part>): Promise<Part[]> {
   return out;
 }
 
+let startWorker: (name: string) => Promise<ServeProcess>;
+
 before(async () => {
   const database = testWorkspaceDatabase("serve-workers");
   assert.ok(database, `${POSTGRES_TEST_ENV} must name a Postgres server (scripts/ci/postgres-tests.sh sets it)`);
@@ -32,7 +38,12 @@ before(async () => {
   const args = (dataDir: string) => ["--workspace", `shared=${workspace}`, "--data-dir", dataDir, "--database", database,
     "--model", "scripted", "--base-url", model.url, "--sandbox", "local"];
   const env = { DEERFLOW_LEASE_TTL_MS: String(LEASE_TTL_MS) };
-  [a, b] = await Promise.all([startServe(args(tempDir("data-a")), env), startServe(args(tempDir("data-b")), env)]);
+  startWorker = (name) => {
+    const dir = tempDir(name);
+    writeFileSync(join(dir, "config.yaml"), `run_ownership:\n  lease_seconds: 5\n  grace_seconds: ${GRACE_MS / 1000}\n`);
+    return startServe(args(dir), env);
+  };
+  [a, b] = await Promise.all([startWorker("data-a"), startWorker("data-b")]);
 });
 
 after(async () => {
@@ -81,4 +92,25 @@ test("kill -9 of the worker running a run: it ends interrupted within the lease 
   const state = await b.client().threads.getState(thread.thread_id);
   const messages = (state.values as { messages: Array<{ content: unknown }> }).messages;
   assert.equal(messages.at(-1)!.content, "carried on by the other worker");
+});
+
+test("kill -9 of the runner while the thread is only polled: the other worker's sweep settles the run interrupted by itself (lease + grace + 10 s)", async () => {
+  // The earlier test killed a: a new worker takes its place, and is the one only polled.
+  a = await startWorker("data-c");
+  const thread = await b.client().threads.create();
+  model.setScript([{ content: "this worker dies too", gate: { afterChunks: 2, until: "workers-sweep" } }]);
+  // Admitted on b, so b runs it: b is the one killed; the new a is only polled.
+  const run = await b.client().runs.create(thread.thread_id, "lead_agent", { input: input("die quietly") });
+  await model.waitForGate("workers-sweep");
+  b.child.kill("SIGKILL");
+  await once(b.child, "exit");
+  // Nobody joins, streams or starts a run on the thread: a's own sweep must notice (its log says so).
+  const settled = new RegExp(`run ${run.run_id} of thread ${thread.thread_id} had no live worker; settled as interrupted`);
+  const bound = AbortSignal.timeout(LEASE_TTL_MS + GRACE_MS + 10_000);
+  await Promise.race([a.waitForStderr(settled), new Promise((_, reject) => bound.addEventListener("abort", () => reject(new Error(`not settled within lease + grace + 10 s; a's log:\n${a.stderr()}`))))]);
+  const polled = await a.client().runs.get(thread.thread_id, run.run_id);
+  assert.equal(polled.status, "interrupted");
+  const parts = await collect(a.client().runs.joinStream(thread.thread_id, run.run_id) as AsyncIterable<Part>);
+  assert.deepEqual(parts.filter((p) => p.event === "end").map((p) => p.data.status), ["interrupted"], "exactly one end, interrupted");
+  model.gate("workers-sweep").open();
 });

@@ -156,6 +156,18 @@ export const HarnessConfigZ = z.strictObject({
    * lowered with it so the turn cap still ends the run first.
    */
   max_recursion_limit: z.number().int().min(1).optional(),
+  /**
+   * DeerFlow `run_ownership.*`: a running run's lease (renewed by its worker's heartbeat) and the
+   * grace past its expiry before another worker settles it `interrupted` (serve's sweep,
+   * runs/sweep.ts). `heartbeat_enabled` is accepted for DeerFlow's files: the heartbeat is always on.
+   */
+  run_ownership: z
+    .strictObject({
+      lease_seconds: z.number().int().min(5).default(30),
+      grace_seconds: z.number().int().min(0).default(10),
+      heartbeat_enabled: z.boolean().optional(),
+    })
+    .default({ lease_seconds: 30, grace_seconds: 10 }),
   /** DeerFlow `database.*` (issue 26): sqlite (default, the data dir) or postgres at postgres_url (store/postgres/config.ts). */
   database: DatabaseConfigZ.optional(),
   /** DeerFlow's token_budget, title, loop_detection, tool_output, read_before_write, safety_finish_reason, uploads, token_usage (./sections.ts). */

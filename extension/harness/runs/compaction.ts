@@ -185,11 +185,7 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     const priced = answeredBy && summarization.summaryModel?.name === answeredBy ? summarization.summaryModel : runModel;
     return { ...withCost(spent, priced), summarization: spent };
   };
-  const heartbeat = setInterval(() => {
-    if (!manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs)) {
-      controller.abort(new RunAbort("interrupted", manager.runs.get(run.run_id)?.error ?? "Cancelled."));
-    }
-  }, Math.max(200, Math.min(1000, Math.floor(manager.leaseTtlMs / 3))));
+  const stopHeartbeat = manager.startHeartbeat(run.run_id, (why) => controller.abort(new RunAbort("interrupted", why)));
   const cancelled = (): HarnessError => {
     const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: "interrupted", error: "Cancelled.", usage: usageOf(undefined) });
     return new HarnessError("cancelled", `The compaction was cancelled: ${ended?.error ?? "Cancelled."} Nothing was written.`);
@@ -239,7 +235,7 @@ export async function compactThread(s: CompactServices, req: CompactRequest): Pr
     if (err instanceof HarnessError) throw err;
     throw new HarnessError("summary_failed", message, { cause: err });
   } finally {
-    clearInterval(heartbeat);
+    stopHeartbeat();
     unregister();
   }
 }

@@ -42,6 +42,12 @@ export interface RunManagerOptions {
   /** This process's owner id (owner.ts). */
   owner: string;
   leaseTtlMs?: number;
+  /**
+   * DeerFlow's `run_ownership.grace_seconds`: how long past its lease's expiry another process's
+   * run is still left alone (the clock-skew budget between workers). A provably gone owner (same
+   * host, dead pid) is settled at once.
+   */
+  graceMs?: number;
   /** The database file: its directory is watched to learn that another process wrote. */
   dbFile?: string;
   /** Postgres: told of every event any process journals (LISTEN/NOTIFY), instead of the file watch. */
@@ -55,6 +61,7 @@ export class RunManager {
   readonly changes: FileChangeStore | undefined;
   readonly owner: string;
   readonly leaseTtlMs: number;
+  readonly graceMs: number;
   private readonly clock: () => number;
   private readonly dbFile: string | undefined;
   private readonly watchEvents: RunManagerOptions["watchEvents"];
@@ -67,6 +74,7 @@ export class RunManager {
     this.changes = o.changes;
     this.owner = o.owner;
     this.leaseTtlMs = o.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.graceMs = o.graceMs ?? 0;
     this.clock = o.clock ?? Date.now;
     this.dbFile = o.dbFile;
     this.watchEvents = o.watchEvents;
@@ -86,7 +94,7 @@ export class RunManager {
       let reason: string | undefined;
       if (run.status === "running" && run.lease_owner && run.lease_owner !== this.owner && isOwnerGone(run.lease_owner)) {
         reason = "The harness process running this run stopped before it finished.";
-      } else if (run.status === "running" && run.lease_expires_at !== null && run.lease_expires_at < now && run.lease_owner !== this.owner) {
+      } else if (run.status === "running" && run.lease_expires_at !== null && run.lease_expires_at + this.graceMs < now && run.lease_owner !== this.owner) {
         reason = "The run's lease expired: its harness process stopped renewing it.";
       } else if (run.status === "pending" && run.created_at + this.leaseTtlMs < now) {
         reason = "The run was admitted but never started.";
@@ -139,6 +147,44 @@ export class RunManager {
     return { outcome: "cancelled", run: now };
   }
 
+  /**
+   * Keeps a local run's lease (every lease/3, at most every second): `lost` is called once when
+   * the run was ended by someone else (a cancel, a sweep) or this process could not confirm the
+   * lease before it expired (the database was unreachable that long; DeerFlow's ownership fence).
+   * A renewal that throws inside the lease is retried on the next tick: an outage never ends the
+   * process. Returns the stop function.
+   */
+  startHeartbeat(runId: string, lost: (reason: string) => void): () => void {
+    let deadline = this.clock() + this.leaseTtlMs;
+    let done = false;
+    const stop = (): void => {
+      done = true;
+      clearInterval(timer);
+    };
+    const timer = setInterval(() => {
+      if (done) return;
+      try {
+        if (this.runs.renewLease(runId, this.owner, this.leaseTtlMs)) {
+          deadline = this.clock() + this.leaseTtlMs;
+          return;
+        }
+        let why = "Cancelled.";
+        try {
+          why = this.runs.get(runId)?.error ?? why;
+        } catch {
+          /* the reason is a nicety */
+        }
+        stop();
+        lost(why);
+      } catch {
+        if (this.clock() < deadline) return;
+        stop();
+        lost("The run stopped: this worker could not reach the database to keep its lease.");
+      }
+    }, Math.max(200, Math.min(1000, Math.floor(this.leaseTtlMs / 3))));
+    return stop;
+  }
+
   /** Registers a run executing in this process (the worker calls this). */
   registerLocal(runId: string, controller: AbortController): () => void {
     this.local.set(runId, controller);
@@ -159,7 +205,7 @@ export class RunManager {
         this.finishAndEnd(cur, ["running", "interrupted"], "interrupted", "The harness process running this run stopped before it finished.");
         return this.runs.get(run.run_id);
       }
-      if (cur.lease_expires_at !== null && cur.lease_expires_at < this.clock() && !this.local.has(run.run_id)) {
+      if (cur.lease_expires_at !== null && cur.lease_expires_at + this.graceMs < this.clock() && !this.local.has(run.run_id)) {
         this.finishAndEnd(cur, ["running", "interrupted"], "interrupted", "The run's lease expired: its harness process stopped renewing it.");
         return this.runs.get(run.run_id);
       }

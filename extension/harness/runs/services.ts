@@ -8,12 +8,25 @@ import { createRunStore } from "../store/runs.js";
 import { Journal } from "./journal.js";
 import { RunManager } from "./manager.js";
 import { currentOwnerId } from "./owner.js";
+import type { DatabaseClock } from "./sweep.js";
 
-export function openRunSystem(store: WorkspaceStore, opts: { leaseTtlMs?: number } = {}): RunManager {
+export interface RunSystemOptions {
+  /** DeerFlow's run_ownership.lease_seconds, in ms (DEERFLOW_LEASE_TTL_MS wins: the tests' short lease). */
+  leaseTtlMs?: number;
+  /** DeerFlow's run_ownership.grace_seconds, in ms. */
+  graceMs?: number;
+  /** Lease times from the database's clock (runs/sweep.ts); this machine's otherwise. */
+  clock?: DatabaseClock;
+}
+
+export function openRunSystem(store: WorkspaceStore, opts: RunSystemOptions = {}): RunManager {
   const envTtl = Number(process.env.DEERFLOW_LEASE_TTL_MS);
-  const leaseTtlMs = opts.leaseTtlMs ?? (Number.isFinite(envTtl) && envTtl > 0 ? envTtl : undefined);
+  const leaseTtlMs = Number.isFinite(envTtl) && envTtl > 0 ? envTtl : opts.leaseTtlMs;
+  const clock = opts.clock?.now;
   return new RunManager({
-    runs: createRunStore(store.db),
+    runs: createRunStore(store.db, clock),
+    ...(clock ? { clock } : {}),
+    ...(opts.graceMs !== undefined ? { graceMs: opts.graceMs } : {}),
     journal: new Journal(createEventStore(store.db), { inTransaction: () => store.db.inTransaction }),
     changes: store.fileChanges,
     owner: currentOwnerId(),

@@ -62,10 +62,6 @@ function lmUsage(model: unknown, usage: Record<string, unknown> | null): Record<
 }
 
 /** How often a running run proves it is alive (and learns of a cancel from another process). */
-function heartbeatMs(ttlMs: number): number {
-  return Math.max(200, Math.min(1000, Math.floor(ttlMs / 3)));
-}
-
 export async function executeRun(s: WorkerServices, admission: Admission, ctx: RunContext): Promise<WorkerResult> {
   const { manager } = s;
   const run = admission.run;
@@ -76,7 +72,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
   }
   const controller = new AbortController();
   const unregister = manager.registerLocal(run.run_id, controller);
-  let heartbeat: NodeJS.Timeout | undefined;
+  let stopHeartbeat: (() => void) | undefined;
   let timer: NodeJS.Timeout | undefined;
   // This run's present_files results, whatever way it ends: every receipt carries them.
   const delivery = new DeliveryCollector();
@@ -88,11 +84,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
       const ended = endRun(manager, { runId: run.run_id, from: ["pending"], status: "interrupted", error: "Cancelled before it started." });
       return { status: ended?.status ?? "interrupted", error: ended?.error ?? "Cancelled before it started." };
     }
-    heartbeat = setInterval(() => {
-      if (!manager.runs.renewLease(run.run_id, manager.owner, manager.leaseTtlMs)) {
-        controller.abort(new RunAbort("interrupted", manager.runs.get(run.run_id)?.error ?? "Cancelled."));
-      }
-    }, heartbeatMs(manager.leaseTtlMs));
+    stopHeartbeat = manager.startHeartbeat(run.run_id, (why) => controller.abort(new RunAbort("interrupted", why)));
     timer = ctx.timeoutMs
       ? setTimeout(() => controller.abort(new RunAbort("timeout", `Run timed out after ${ctx.timeoutMs! / 1000} s.`)), ctx.timeoutMs)
       : undefined;
@@ -165,7 +157,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
         },
       });
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat?.();
       if (timer) clearTimeout(timer);
       mcp?.done();
     }
@@ -233,7 +225,7 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
     const ended = endRun(manager, { runId: run.run_id, from: ["running"], status: "error", error: message, receipt: receiptOf() });
     return { status: ended?.status ?? "error", error: ended?.error ?? message };
   } finally {
-    if (heartbeat) clearInterval(heartbeat);
+    stopHeartbeat?.();
     if (timer) clearTimeout(timer);
     unregister();
   }

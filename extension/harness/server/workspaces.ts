@@ -11,6 +11,7 @@ import type { HarnessToHost } from "../../protocol/rpc.js";
 import { HarnessError, errorMessage } from "../errors.js";
 import { openWorkspaceStore, type WorkspaceStore } from "../store/db.js";
 import { openRunSystem } from "../runs/services.js";
+import { DatabaseClock, startRunSweep } from "../runs/sweep.js";
 import type { RunManager } from "../runs/manager.js";
 import { createSandboxProvider, resolveSandboxKind, type SandboxKind } from "../sandbox/select.js";
 import { LocalSandboxProvider } from "../sandbox/local.js";
@@ -42,6 +43,8 @@ type SandboxStatus = HarnessToHost["sandbox/status"];
 
 export class Workspaces {
   private readonly byFolder = new Map<string, OpenWorkspace>();
+  /** The run sweeps of a server's workspaces (runs/sweep.ts), by folder. */
+  private readonly sweeps = new Map<string, () => void>();
   /** `<folder>\0<kind>` → provider; a dev container is brought up once per folder and shared. */
   private readonly providers = new Map<string, SandboxProvider>();
   /** `<folder>\0<provider key>` → the folder's MCP servers for that sandbox (issue 23): sessions outlive a run, end with the process. */
@@ -75,11 +78,17 @@ export class Workspaces {
     const database = this.server?.database;
     const store = openWorkspaceStore({ dataDir: this.session.dataDir, workspaceFolder: folder, ...(database ? { database } : {}) });
     try {
-      const manager = openRunSystem(store);
+      // A server's workers share the database: lease times are its clock's, with DeerFlow's
+      // run_ownership lease and grace (runs/sweep.ts). The editor's harness is alone on its file.
+      const ownership = this.server ? this.session.config.run_ownership : undefined;
+      const clock = this.server ? new DatabaseClock(store.db) : undefined;
+      const manager = openRunSystem(store, ownership ? { leaseTtlMs: ownership.lease_seconds * 1000, graceMs: ownership.grace_seconds * 1000, ...(clock ? { clock } : {}) } : {});
       const recovered = manager.recover();
       if (recovered.length > 0) this.log.info(`${folder}: ${recovered.length} run(s) of a stopped harness marked interrupted.`);
       const ws: OpenWorkspace = { hostPath, folder: store.workspaceFolder, store, manager, clearing: new Set() };
       this.byFolder.set(folder, ws);
+      // Each serve process settles orphaned runs by itself, touched or not (issue 32 item 4).
+      if (this.server) this.sweeps.set(folder, startRunSweep(manager, clock, this.log, this.served?.get(folder) ?? folder));
       this.log.debug(`Opened the harness database of ${folder} (${store.file}).`);
       return ws;
     } catch (err) {
@@ -183,6 +192,8 @@ export class Workspaces {
 
   /** Synchronous: for the process's `exit` hook, where nothing asynchronous runs any more. */
   closeStores(): void {
+    for (const stop of this.sweeps.values()) stop();
+    this.sweeps.clear();
     for (const ws of this.byFolder.values()) {
       try {
         ws.store.close();

@@ -19,6 +19,8 @@ export interface ServeProcess {
   url: string;
   database: string;
   stderr(): string;
+  /** Resolves with the match once stderr has a line matching `pattern` (woken by the output, not a timer). */
+  waitForStderr(pattern: RegExp): Promise<RegExpMatchArray>;
   client(): Client;
   stop(): Promise<void>;
 }
@@ -32,7 +34,14 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, ru
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+  const stderrWaiters: Array<{ pattern: RegExp; resolve: (m: RegExpMatchArray) => void }> = [];
+  child.stderr.setEncoding("utf8").on("data", (s: string) => {
+    stderr += s;
+    for (let i = stderrWaiters.length - 1; i >= 0; i--) {
+      const m = stderr.match(stderrWaiters[i]!.pattern);
+      if (m) stderrWaiters.splice(i, 1)[0]!.resolve(m);
+    }
+  });
   const lines = createInterface({ input: child.stdout });
   const [first] = (await Promise.race([once(lines, "line"), once(child, "exit").then(() => [undefined])])) as [string | undefined];
   assert.ok(first, `serve exited before listening: ${stderr}`);
@@ -43,6 +52,10 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, ru
     url: listening.url,
     database: listening.database,
     stderr: () => stderr,
+    waitForStderr: (pattern) => {
+      const m = stderr.match(pattern);
+      return m ? Promise.resolve(m) : new Promise((resolve) => stderrWaiters.push({ pattern, resolve }));
+    },
     client: () => new Client({ apiUrl: listening.url, defaultHeaders: { Authorization: `Bearer ${SERVE_TOKEN}` } }),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
