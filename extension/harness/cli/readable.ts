@@ -53,6 +53,11 @@ function gist(call: Call | undefined): string {
   return "";
 }
 
+/** A field the wire may carry as anything: its text when it is a string. */
+function str(v: unknown): string {
+  return typeof v === "string" ? v : "";
+}
+
 function oneLine(text: string, max = 100): string {
   const t = clean(text).replace(/\s+/g, " ").trim();
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
@@ -84,7 +89,7 @@ export function readablePrinter(o: ReadableOptions): (e: StoredEvent) => void {
       }
       if (m.type === "ai" && Array.isArray(m.tool_calls)) {
         for (const c of m.tool_calls) {
-          if (isRecord(c) && typeof c.id === "string") calls.set(c.id, { name: String(c.name ?? "tool"), args: isRecord(c.args) ? c.args : {} });
+          if (isRecord(c) && typeof c.id === "string") calls.set(c.id, { name: str(c.name) || "tool", args: isRecord(c.args) ? c.args : {} });
         }
       }
       if (m.type !== "tool" || typeof m.tool_call_id !== "string" || told.has(m.tool_call_id)) continue;
@@ -136,10 +141,10 @@ export function readablePrinter(o: ReadableOptions): (e: StoredEvent) => void {
   };
 
   return (e: StoredEvent): void => {
-    const data = e.data as unknown;
+    const data: unknown = e.data;
     switch (e.event) {
       case "metadata":
-        if (isRecord(data)) line(dim(`DeerFlow · ${clean(String(data.model ?? ""))} · sandbox ${clean(String(data.sandbox ?? ""))} · thread ${e.thread_id}`));
+        if (isRecord(data)) line(dim(`DeerFlow · ${clean(str(data.model))} · sandbox ${clean(str(data.sandbox))} · thread ${e.thread_id}`));
         return;
       case "messages":
         if (!Array.isArray(data)) return;
@@ -156,7 +161,7 @@ export function readablePrinter(o: ReadableOptions): (e: StoredEvent) => void {
         for (const update of Object.values(data)) if (isRecord(update) && Array.isArray(update.messages)) onMessages(update.messages);
         return;
       case "error":
-        if (isRecord(data)) line(paint("31", `Error: ${oneLine(String(data.message ?? ""), 300)}`));
+        if (isRecord(data)) line(paint("31", `Error: ${oneLine(str(data.message), 300)}`));
         return;
       case "end":
         if (isRecord(data)) onEnd(data);
