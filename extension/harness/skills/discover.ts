@@ -18,13 +18,16 @@
  * every walk of a tree the sandbox may have shaped (sandbox/README.md).
  *
  * Refused folders (issue 31). Whatever a skill folder holds is copied into `/mnt/skills`, which
- * every thread of the workspace reads, so no root, namespace or skill folder (by its real path,
- * in any root) may be: the workspace folder itself; a folder holding `.deerflow` (a workspace's
+ * every thread of the workspace reads, so no skill folder of any root (by its real path) may be:
+ * the workspace folder itself or a folder above it; a folder holding `.deerflow` (a workspace's
  * thread data: other threads' uploads and outputs); or a folder inside the workspace under a
  * protected path (trust/protectedPaths.ts: `.git`, `.vscode`, `.devcontainer`, …, and `.deerflow`
  * outside `.deerflow/skills`, the one project root that lives there). A refused skill folder is
- * listed as broken with the reason (`skill_folder_refused`); a refused root or namespace is a
- * warning about the roots (`root_refused`, `folder_refused`). Its SKILL.md is not even read.
+ * listed as broken with the reason (`skill_folder_refused`); its SKILL.md is not even read.
+ * A project root, and a namespace below one, is held to the same rule (a link the sandbox
+ * planted: `root_refused`, `folder_refused`, warnings about the roots). A user root or namespace
+ * is the user's choice and is not: a skill author may open `~/.claude/skills` as the workspace,
+ * and its skill folders are still checked one by one.
  */
 import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
@@ -120,7 +123,9 @@ async function realFolder(path: string, confine: string | undefined): Promise<{ 
  */
 async function folderRefusal(real: string, workspace: string | undefined): Promise<string | undefined> {
   const purpose = "its files would be in /mnt/skills, which every thread reads";
-  if (workspace !== undefined && real === workspace) return `it is the workspace folder itself (${purpose})`;
+  if (workspace !== undefined && isWithin(workspace, real)) {
+    return real === workspace ? `it is the workspace folder itself (${purpose})` : `it holds the workspace folder (${purpose})`;
+  }
   if (await lstat(join(real, THREAD_DATA_DIR_NAME)).then(() => true, () => false)) {
     return `it holds ${THREAD_DATA_DIR_NAME}, DeerFlow's thread data with every thread's uploads and outputs (${purpose})`;
   }
@@ -180,7 +185,7 @@ async function walkRoot(root: SkillRoot, found: FoundSkill[], diagnostics: Skill
   }
   if (!start.real) return;
   const workspace = root.workspace !== undefined ? await realpath(root.workspace).catch(() => root.workspace) : undefined;
-  const rootRefused = await folderRefusal(start.real, workspace);
+  const rootRefused = root.confine !== undefined ? await folderRefusal(start.real, workspace) : undefined;
   if (rootRefused) {
     diagnostics.push(diag("warning", "root_refused", `${root.path} is not searched for skills: ${rootRefused}`));
     return;
@@ -211,10 +216,11 @@ async function walkRoot(root: SkillRoot, found: FoundSkill[], diagnostics: Skill
         continue;
       }
       if (!child.real) continue;
-      const refused = await folderRefusal(child.real, workspace);
+      const hasSkillFile = await lstat(join(child.real, SKILL_FILE)).then(() => true, () => false);
+      const refused = hasSkillFile || root.confine !== undefined ? await folderRefusal(child.real, workspace) : undefined;
       if (refused) {
         const relPath = rel ? `${rel}/${name}` : name;
-        if (await lstat(join(child.real, SKILL_FILE)).then(() => true, () => false)) {
+        if (hasSkillFile) {
           const message = `${join(dir, name)} is not read as a skill: ${refused}`;
           found.push({ scope: root.scope, root: root.path, hostDir: child.real, folderName: name, relPath, diagnostics: [diag("error", "skill_folder_refused", message)] });
         } else if (depth + 1 < MAX_DEPTH) {

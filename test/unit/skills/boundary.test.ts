@@ -164,6 +164,26 @@ test("refused folders: the workspace itself, a folder holding .deerflow, thread 
   }
 });
 
+test("a user root is the user's choice: opened as the workspace (a skill author's), its skills load; a skill folder above the workspace is refused", async () => {
+  const t = tree();
+  try {
+    // The workspace IS ~/.claude/skills, with thread data in it.
+    const userRoot = join(t.home, ".claude", "skills");
+    put(join(userRoot, "mine"), skillMd("mine"));
+    mkdirSync(join(userRoot, ".deerflow", "threads", "t1", "uploads"), { recursive: true });
+    const agentsRoot = join(t.home, ".agents", "skills");
+    mkdirSync(agentsRoot, { recursive: true });
+    writeFileSync(join(t.base, "SKILL.md"), skillMd("above"));
+    symlinkSync(t.base, join(agentsRoot, "above"));
+    const catalog = buildCatalog(await discoverSkills(skillRoots({ workspaceFolder: userRoot, workspaceTrusted: true, dataDir: t.data, home: t.home, env: {} })), noState);
+    assert.deepEqual(catalog.skills.map((s) => s.meta.name), ["mine"]);
+    assert.deepEqual(catalog.diagnostics, []);
+    assert.deepEqual(catalog.broken.map((b) => b.diagnostics[0]!.message), [`${join(agentsRoot, "above")} is not read as a skill: it holds the workspace folder (its files would be in /mnt/skills, which every thread reads)`]);
+  } finally {
+    t.done();
+  }
+});
+
 test("the view: .deerflow at any depth is not copied, a file with a second hard link is left out and said, a hard-linked SKILL.md is refused", async () => {
   const t = tree();
   try {
