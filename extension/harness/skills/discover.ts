@@ -16,12 +16,25 @@
  * workspace is the sandbox's to write, and a link it plants must not pull the user's files into
  * `/mnt/skills` (view.ts applies the same rule inside each skill folder). Async and bounded, as
  * every walk of a tree the sandbox may have shaped (sandbox/README.md).
+ *
+ * Refused folders (issue 31). Whatever a skill folder holds is copied into `/mnt/skills`, which
+ * every thread of the workspace reads, so no skill folder of any root (by its real path) may be:
+ * the workspace folder itself or a folder above it; a folder holding `.deerflow` (a workspace's
+ * thread data: other threads' uploads and outputs); or a folder inside the workspace under a
+ * protected path (trust/protectedPaths.ts: `.git`, `.vscode`, `.devcontainer`, …, and `.deerflow`
+ * outside `.deerflow/skills`, the one project root that lives there). A refused skill folder is
+ * listed as broken with the reason (`skill_folder_refused`); its SKILL.md is not even read.
+ * A project root, and a namespace below one, is held to the same rule (a link the sandbox
+ * planted: `root_refused`, `folder_refused`, warnings about the roots). A user root or namespace
+ * is the user's choice and is not: a skill author may open `~/.claude/skills` as the workspace,
+ * and its skill folders are still checked one by one.
  */
 import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
-import { join } from "node:path";
-import { isWithin } from "../sandbox/paths.js";
+import { join, relative, sep } from "node:path";
+import { THREAD_DATA_DIR_NAME, isWithin } from "../sandbox/paths.js";
 import { openForRead } from "../sandbox/trust/openChecked.js";
+import { foldSegment, ruleWithinWorkspace } from "../sandbox/trust/protectedPaths.js";
 import { SKILL_FILE, type SkillDiagnostic, type SkillScope } from "./types.js";
 
 export interface SkillRoot {
@@ -29,6 +42,8 @@ export interface SkillRoot {
   readonly scope: SkillScope;
   /** Links under this root may not lead outside this folder (the workspace, for project roots). */
   readonly confine?: string;
+  /** The workspace folder, for every root: no folder of any root may be it or lie in its protected paths. */
+  readonly workspace?: string;
 }
 
 export interface FoundSkill {
@@ -73,13 +88,14 @@ export function skillRoots(o: RootsInput): SkillRoot[] {
   const env = o.env ?? process.env;
   const home = o.home ?? (env.HOME || homedir());
   const roots: SkillRoot[] = [];
+  const workspace = o.workspaceFolder ? { workspace: o.workspaceFolder } : {};
   if (o.workspaceFolder && o.workspaceTrusted) {
-    for (const rel of PROJECT_SKILL_DIRS) roots.push({ path: join(o.workspaceFolder, rel), scope: "project", confine: o.workspaceFolder });
+    for (const rel of PROJECT_SKILL_DIRS) roots.push({ path: join(o.workspaceFolder, rel), scope: "project", confine: o.workspaceFolder, ...workspace });
   }
-  roots.push({ path: join(o.dataDir, "skills"), scope: "user" });
-  if (home) roots.push({ path: join(home, ".agents", "skills"), scope: "user" }, { path: join(home, ".claude", "skills"), scope: "user" });
+  roots.push({ path: join(o.dataDir, "skills"), scope: "user", ...workspace });
+  if (home) roots.push({ path: join(home, ".agents", "skills"), scope: "user", ...workspace }, { path: join(home, ".claude", "skills"), scope: "user", ...workspace });
   const deerflowRoot = o.skillsPath ?? env.DEER_FLOW_SKILLS_PATH;
-  if (deerflowRoot) roots.push({ path: join(deerflowRoot, "custom"), scope: "custom" }, { path: join(deerflowRoot, "public"), scope: "public" });
+  if (deerflowRoot) roots.push({ path: join(deerflowRoot, "custom"), scope: "custom", ...workspace }, { path: join(deerflowRoot, "public"), scope: "public", ...workspace });
   return roots;
 }
 
@@ -102,8 +118,30 @@ async function realFolder(path: string, confine: string | undefined): Promise<{ 
 }
 
 /**
+ * Why the folder at `real` (a real path) may not be a skill root, namespace or skill folder (see
+ * the header), or undefined. `workspace`: the workspace folder's real path, when there is one.
+ */
+async function folderRefusal(real: string, workspace: string | undefined): Promise<string | undefined> {
+  const purpose = "its files would be in /mnt/skills, which every thread reads";
+  if (workspace !== undefined && isWithin(workspace, real)) {
+    return real === workspace ? `it is the workspace folder itself (${purpose})` : `it holds the workspace folder (${purpose})`;
+  }
+  if (await lstat(join(real, THREAD_DATA_DIR_NAME)).then(() => true, () => false)) {
+    return `it holds ${THREAD_DATA_DIR_NAME}, DeerFlow's thread data with every thread's uploads and outputs (${purpose})`;
+  }
+  if (workspace === undefined || !isWithin(real, workspace)) return undefined;
+  // `.deerflow/skills` is a project root (PROJECT_SKILL_DIRS): below it, only the other rules count.
+  const [first, second] = relative(workspace, real).split(sep);
+  const inSkillsRoot = first !== undefined && second !== undefined && foldSegment(first) === THREAD_DATA_DIR_NAME && foldSegment(second) === "skills";
+  const rule = ruleWithinWorkspace(real, inSkillsRoot ? join(workspace, first, second) : workspace);
+  return rule ? `it lies in a protected path of the workspace (${rule.pattern}: ${rule.reason}; ${purpose})` : undefined;
+}
+
+/**
  * SKILL.md of a skill folder: a regular file (or a link to one inside the folder), bounded, UTF-8,
  * opened through the trust boundary's checked open. `bytes` for a caller that hashes the file.
+ * A SKILL.md with more than one hard link is refused, as view.ts leaves such files out of
+ * `/mnt/skills`: its other name may be any file of the same disk (no path check can tell).
  */
 export async function readSkillFile(dir: string): Promise<{ text?: string; bytes?: Buffer; diagnostic?: SkillDiagnostic; present: boolean }> {
   const path = join(dir, SKILL_FILE);
@@ -126,6 +164,8 @@ export async function readSkillFile(dir: string): Promise<{ text?: string; bytes
   try {
     const handle = await openForRead(real);
     try {
+      const links = (await handle.stat()).nlink;
+      if (links > 1) return { present: true, diagnostic: diag("error", "skill_file_hard_linked", `SKILL.md has ${links} hard links: its other names may be any file on this disk, so it is not read; the skill is not loaded`) };
       const bytes = await handle.readFile();
       return { present: true, bytes, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
     } finally {
@@ -144,6 +184,12 @@ async function walkRoot(root: SkillRoot, found: FoundSkill[], diagnostics: Skill
     return;
   }
   if (!start.real) return;
+  const workspace = root.workspace !== undefined ? await realpath(root.workspace).catch(() => root.workspace) : undefined;
+  const rootRefused = root.confine !== undefined ? await folderRefusal(start.real, workspace) : undefined;
+  if (rootRefused) {
+    diagnostics.push(diag("warning", "root_refused", `${root.path} is not searched for skills: ${rootRefused}`));
+    return;
+  }
   const seen = new Set<string>();
   let folders = 0;
   const queue: Array<{ dir: string; depth: number; rel: string }> = [{ dir: start.real, depth: 0, rel: "" }];
@@ -170,6 +216,18 @@ async function walkRoot(root: SkillRoot, found: FoundSkill[], diagnostics: Skill
         continue;
       }
       if (!child.real) continue;
+      const hasSkillFile = await lstat(join(child.real, SKILL_FILE)).then(() => true, () => false);
+      const refused = hasSkillFile || root.confine !== undefined ? await folderRefusal(child.real, workspace) : undefined;
+      if (refused) {
+        const relPath = rel ? `${rel}/${name}` : name;
+        if (hasSkillFile) {
+          const message = `${join(dir, name)} is not read as a skill: ${refused}`;
+          found.push({ scope: root.scope, root: root.path, hostDir: child.real, folderName: name, relPath, diagnostics: [diag("error", "skill_folder_refused", message)] });
+        } else if (depth + 1 < MAX_DEPTH) {
+          diagnostics.push(diag("warning", "folder_refused", `${join(dir, name)} is not searched for skills: ${refused}`));
+        }
+        continue;
+      }
       const skill = await readSkillFile(child.real);
       if (skill.present) {
         found.push({

@@ -1,8 +1,11 @@
 /**
  * Step 2 of the agentskills client guide: parse a SKILL.md, leniently, as users' files are.
  *
- * - Front matter: DeerFlow's fence (`frontmatter.py` `^---\s*\n(.*?)\n---\s*\n?`), read with the
- *   `yaml` package as PyYAML's safe_load reads it (YAML 1.1, aliases bounded). A YAML error is
+ * - Front matter: DeerFlow's fence (`frontmatter.py` `^---\s*\n(.*?)\n---\s*\n?`, found here by a
+ *   linear scan, see splitSkillMarkdown), read with the `yaml` package as PyYAML's safe_load reads
+ *   it (YAML 1.1, aliases bounded). Bounded first: at most MAX_FRONT_MATTER_BYTES, then at most
+ *   MAX_FRONT_MATTER_KEYS keys, each refused with its own diagnostic before any value is read, so a
+ *   hostile SKILL.md is reported broken in milliseconds and the other skills still load. A YAML error is
  *   reported with its line and, for an unquoted colon, DeerFlow's quoting hint (`parser.py`
  *   `_format_yaml_error`). That one case is also read as if the value were quoted (the guide's
  *   "quote fallback": `description: Use this: when …` is the most common broken skill), with a warning.
@@ -17,7 +20,7 @@
  *
  * Pure: no I/O. Messages name no host path (the caller says where).
  */
-import { parseDocument } from "yaml";
+import { isMap, isScalar, isSeq, parseDocument } from "yaml";
 import type { SkillDiagnostic, SkillMeta } from "./types.js";
 
 export const MAX_NAME_CHARS = 64;
@@ -26,7 +29,20 @@ const MAX_COMPATIBILITY_CHARS = 500;
 /** The spec's name grammar, which is also DeerFlow's `/skill` grammar (protocol/slashSkill.ts). */
 export const SPEC_NAME = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
 
-const FRONT_MATTER = /^---\s*\n([\s\S]*?)\n---\s*(?:\n|$)/;
+/**
+ * The front matter's bounds (issue 31: a SKILL.md of 60,000 keys held the harness's event loop for
+ * a minute in the `yaml` package's duplicate-key check, which compares each key with every earlier
+ * one). Real front matter is a name (64 characters at most), a description (1,024), a
+ * compatibility note (500), a few short lists and a small metadata map: under 1 KB and 20 keys in
+ * the skills we ship as fixtures (anthropics/skills, DeerFlow's public ones), a few KB for Claude
+ * Code's hooks. 64 KB and 1,000 keys (counted over every mapping, at any depth) leave dozens of
+ * times that room, and bound what a hostile file costs to a linear parse of 64 KB (tens of ms).
+ */
+export const MAX_FRONT_MATTER_BYTES = 64 * 1024;
+export const MAX_FRONT_MATTER_KEYS = 1000;
+
+/** The opening fence: `---`, then blanks (a CR too) to the end of its line. */
+const OPENING_FENCE = /^---[^\S\n]*\n/;
 
 /** Keys read or accepted without a note: the spec's, DeerFlow's (`frontmatter.py`) and Claude Code's / VS Code's. */
 const KNOWN_KEYS = new Set([
@@ -61,14 +77,66 @@ interface YamlRead {
   error?: { line?: number; message: string; code: string };
 }
 
+/** readYaml's code for a front matter over MAX_FRONT_MATTER_KEYS (not one of the `yaml` package's). */
+const TOO_MANY_KEYS = "TOO_MANY_KEYS";
+
+/** The 1-based line of `offset` in `text`. */
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
+  return line;
+}
+
+/**
+ * The key bound and the duplicate-key check, in one pass over the parsed nodes (before toJS).
+ * The `yaml` package's own check (`uniqueKeys`) scans a mapping's earlier keys for each new one:
+ * quadratic, so it is off and this one keeps a Set per mapping. Same rule as the package's: two
+ * scalar keys with the same value (`a` and `"a"` are one key, `1` and `"1"` two); an alias or a
+ * collection as a key is never a duplicate. The error is the package's, at the first duplicate.
+ *
+ * DeerFlow reads front matter with PyYAML, which takes a duplicate key silently (the last wins);
+ * this harness has always refused one, as the `yaml` package does by default: which of two
+ * `description`s a reader takes differs between readers, so the file is reported, not guessed.
+ */
+function checkKeys(root: unknown, text: string): YamlRead["error"] {
+  let keys = 0;
+  let firstDuplicate: number | undefined;
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (isMap(node)) {
+      keys += node.items.length;
+      if (keys > MAX_FRONT_MATTER_KEYS) return { message: `The front matter has more than ${MAX_FRONT_MATTER_KEYS} keys`, code: TOO_MANY_KEYS };
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const key: unknown = pair.key;
+        if (isScalar(key) && !Number.isNaN(key.value)) {
+          if (seen.has(key.value)) {
+            const at = key.range?.[0] ?? 0;
+            if (firstDuplicate === undefined || at < firstDuplicate) firstDuplicate = at;
+          }
+          seen.add(key.value);
+        }
+        stack.push(pair.key, pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) stack.push(item);
+    }
+  }
+  // +1: the `---` fence line splitSkillMarkdown removed (DeerFlow's file line).
+  return firstDuplicate === undefined ? undefined : { line: lineAt(text, firstDuplicate) + 1, message: "Map keys must be unique", code: "DUPLICATE_KEY" };
+}
+
 function readYaml(text: string): YamlRead {
-  const doc = parseDocument(text, { version: "1.1", prettyErrors: true });
+  const doc = parseDocument(text, { version: "1.1", prettyErrors: true, uniqueKeys: false });
   const first = doc.errors[0];
   if (first) {
-    // +1: 1-based; +1: the `---` fence the front matter regex removed (DeerFlow's file line).
+    // +1: 1-based; +1: the `---` fence splitSkillMarkdown removed (DeerFlow's file line).
     const line = first.linePos?.[0]?.line;
     return { error: { ...(line !== undefined ? { line: line + 1 } : {}), message: first.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, ""), code: first.code } };
   }
+  const keyError = checkKeys(doc.contents, text);
+  if (keyError) return { error: keyError };
   try {
     return { data: doc.toJS({ maxAliasCount: 100 }) as unknown };
   } catch (err) {
@@ -177,10 +245,28 @@ function scalarText(raw: unknown): string | undefined {
   return undefined;
 }
 
-/** Front matter and body of a SKILL.md (DeerFlow `split_skill_markdown`); undefined without a fence. */
+/**
+ * Front matter and body of a SKILL.md (DeerFlow `split_skill_markdown`); undefined without a fence.
+ * What `/^---\s*\n([\s\S]*?)\n---\s*(?:\n|$)/` matched, found without it: that regex backtracks
+ * quadratically over whitespace (`---` then a megabyte of " \n" took minutes). The closing fence is
+ * the first `\n---` whose following blanks reach the end or hold a newline; the body starts after
+ * that run's last newline. One difference: blank lines right after the opening fence belong to the
+ * front matter here (the regex skipped them), which YAML ignores and which keeps its line numbers
+ * the file's.
+ */
 export function splitSkillMarkdown(text: string): { frontMatter: string; body: string } | undefined {
-  const m = FRONT_MATTER.exec(text.replace(/^\uFEFF/, ""));
-  return m ? { frontMatter: m[1]!, body: text.replace(/^\uFEFF/, "").slice(m[0].length) } : undefined;
+  const src = text.replace(/^\uFEFF/, "");
+  const opening = OPENING_FENCE.exec(src);
+  if (!opening) return undefined;
+  const start = opening[0].length;
+  for (let at = src.indexOf("\n---", start); at !== -1; at = src.indexOf("\n---", at + 1)) {
+    let end = at + 4;
+    let lastNewline = -1;
+    for (; end < src.length && /\s/.test(src[end]!); end++) if (src[end] === "\n") lastNewline = end;
+    if (end === src.length) return { frontMatter: src.slice(start, at), body: "" };
+    if (lastNewline !== -1) return { frontMatter: src.slice(start, at), body: src.slice(lastNewline + 1) };
+  }
+  return undefined;
 }
 
 /** Parse one SKILL.md. `folderName`: the skill folder's name (the spec wants it to equal `name`). */
@@ -188,8 +274,13 @@ export function parseSkillMd(text: string, folderName: string): ParsedSkill {
   const diagnostics: SkillDiagnostic[] = [];
   const parts = splitSkillMarkdown(text);
   if (!parts) return { diagnostics: [diag("error", "frontmatter_missing", "No YAML frontmatter found (SKILL.md must start with a --- fenced block holding name and description)")] };
+  const bytes = Buffer.byteLength(parts.frontMatter, "utf8");
+  if (bytes > MAX_FRONT_MATTER_BYTES) {
+    return { diagnostics: [diag("error", "frontmatter_too_large", `The front matter is ${bytes} bytes; at most ${MAX_FRONT_MATTER_BYTES} are read (the skill is not loaded)`)] };
+  }
 
   let read = readYaml(parts.frontMatter);
+  if (read.error?.code === TOO_MANY_KEYS) return { diagnostics: [diag("error", "frontmatter_too_many_keys", `${read.error.message}; at most ${MAX_FRONT_MATTER_KEYS} are read (the skill is not loaded)`)] };
   if (read.error) {
     const quoted = quoteColonValues(parts.frontMatter);
     const retry = quoted !== undefined ? readYaml(quoted) : undefined;

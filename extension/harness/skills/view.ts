@@ -11,6 +11,12 @@
  *   the read-only mount of a dev container and the path mapping of the local sandbox see the same
  *   bytes. Sources are opened through the trust boundary's checked open: a file swapped for a
  *   link between the check and the copy is refused;
+ * - a file with more than one hard link is left out too (and said so, as a link is): its other
+ *   name may be any file on the same disk, a host secret hard-linked into a skill folder by the
+ *   sandbox, and no path check can see it. Checked when listed and again on the open descriptor;
+ * - `.deerflow` (DeerFlow's thread data: every thread's uploads and outputs) is never copied, at
+ *   any depth, compared as a case-insensitive volume sees the name. discover.ts already refuses a
+ *   skill folder that holds one; this is for one found deeper, or swapped in after discovery;
  * - the root and scope folders keep their inodes, so a dev container's bind mount of the root
  *   (sandbox/devcontainer/skillsMount.ts) sees every later sync without being recreated;
  * - synced at each run's start: a file is copied again when its size or modification time differ
@@ -20,8 +26,9 @@
 import { chmod, lstat, mkdir, readdir, realpath, rename, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { randomBytes } from "node:crypto";
-import { isWithin } from "../sandbox/paths.js";
+import { THREAD_DATA_DIR_NAME, isWithin } from "../sandbox/paths.js";
 import { openForRead } from "../sandbox/trust/openChecked.js";
+import { foldSegment } from "../sandbox/trust/protectedPaths.js";
 import type { Skill, SkillDiagnostic } from "./types.js";
 
 const MAX_DEPTH = 8;
@@ -41,6 +48,16 @@ interface Wanted {
 }
 
 const diag = (code: string, message: string): SkillDiagnostic => ({ level: "warning", code, message });
+
+const hardLinkNote = (rel: string, links: number) =>
+  `${rel} has ${links} hard links (its other names may be any file on this disk); it is not in /mnt/skills`;
+
+/** Thrown by copyInto for a source that gained a hard link since it was listed. */
+class HardLinkedSource extends Error {
+  constructor(readonly links: number) {
+    super(`the source has ${links} hard links`);
+  }
+}
 
 /** A real folder at `path` (a link or a file there is replaced), its inode kept when it already is one. */
 async function ensureFolder(path: string): Promise<void> {
@@ -66,7 +83,7 @@ async function collect(skill: Skill, files: Map<string, Wanted>, dirs: Set<strin
     const { dir, rel, depth } = queue.shift()!;
     const names = (await readdir(dir).catch(() => [] as string[])).sort();
     for (const name of names) {
-      if (SKIPPED.has(name)) continue;
+      if (SKIPPED.has(name) || foldSegment(name) === THREAD_DATA_DIR_NAME) continue;
       const path = join(dir, name);
       let info = await lstat(path).catch(() => undefined);
       if (!info) continue;
@@ -88,6 +105,10 @@ async function collect(skill: Skill, files: Map<string, Wanted>, dirs: Set<strin
         dirs.add(childRel);
         queue.push({ dir: real, rel: childRel, depth: depth + 1 });
       } else if (info.isFile()) {
+        if (info.nlink > 1) {
+          out.push(diag("hard_link", hardLinkNote(posix.join(rel.slice(base.length + 1), name) || name, info.nlink)));
+          continue;
+        }
         if (count + 1 > MAX_FILES_PER_SKILL || bytes + info.size > MAX_BYTES_PER_SKILL || totals.files + 1 > MAX_FILES || totals.bytes + info.size > MAX_BYTES) {
           out.push(diag("skill_too_large", `The skill has more than ${MAX_FILES_PER_SKILL} files or ${MAX_BYTES_PER_SKILL / (1024 * 1024)} MiB (or all skills together more than ${MAX_FILES} / ${MAX_BYTES / (1024 * 1024)} MiB); only part of it is in /mnt/skills`));
           capped = true;
@@ -108,6 +129,8 @@ async function copyInto(dest: string, w: Wanted): Promise<void> {
   const handle = await openForRead(w.src);
   let bytes: Buffer;
   try {
+    const links = (await handle.stat()).nlink;
+    if (links > 1) throw new HardLinkedSource(links);
     bytes = await handle.readFile();
   } finally {
     await handle.close();
@@ -169,8 +192,17 @@ async function sync(root: string, skills: readonly Skill[], signal?: AbortSignal
     try {
       await copyInto(dest, w);
     } catch (err) {
-      const name = skills.find((s) => rel.startsWith(`${s.scope}/${s.segment}/`))?.meta.name ?? rel;
-      notes.set(name, [...(notes.get(name) ?? []), diag("copy_failed", `${rel} could not be put in /mnt/skills: ${err instanceof Error ? err.message : String(err)}`)]);
+      const skill = skills.find((s) => rel.startsWith(`${s.scope}/${s.segment}/`));
+      const name = skill?.meta.name ?? rel;
+      let note: SkillDiagnostic;
+      if (err instanceof HardLinkedSource) {
+        // Linked since it was listed: no earlier copy of that name stays either.
+        await rm(dest, { force: true });
+        note = diag("hard_link", hardLinkNote(skill ? rel.slice(`${skill.scope}/${skill.segment}/`.length) : rel, err.links));
+      } else {
+        note = diag("copy_failed", `${rel} could not be put in /mnt/skills: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      notes.set(name, [...(notes.get(name) ?? []), note]);
     }
   }
   await prune(root, "", files, dirs);

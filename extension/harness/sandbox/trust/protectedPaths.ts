@@ -154,11 +154,23 @@ function classifyOne(path: string, dirs: ThreadDirs): WriteClass | undefined {
     if (isWithin(path, own)) return bySegments(segmentsBelow(path, own));
   }
   if (!isWithin(path, dirs.workspace)) return undefined;
-  const segments = segmentsBelow(path, dirs.workspace);
-  if (segments.length > 0 && foldSegment(segments[0] as string) === THREAD_DATA_DIR_NAME) {
-    return { protected: true, rule: PROTECTED_RULES.thread_data };
-  }
-  return bySegments(segments);
+  const rule = ruleWithinWorkspace(path, dirs.workspace);
+  return rule ? { protected: true, rule } : NOT_PROTECTED;
+}
+
+/**
+ * The rule a path inside `workspace` falls under, with no exception for a thread's own folders:
+ * a protected segment at any depth, or `.deerflow` at the root. Undefined when none applies, or
+ * outside the workspace. classifyWrite uses it below the thread's own uploads and outputs; the
+ * skills discovery (skills/discover.ts) uses it for a folder it would copy into `/mnt/skills`,
+ * which every thread reads, so there a thread's own folders are no exception either.
+ */
+export function ruleWithinWorkspace(path: string, workspace: string): ProtectedRule | undefined {
+  if (!isWithin(path, workspace)) return undefined;
+  const segments = segmentsBelow(path, workspace);
+  if (segments.length > 0 && foldSegment(segments[0] as string) === THREAD_DATA_DIR_NAME) return PROTECTED_RULES.thread_data;
+  const verdict = bySegments(segments);
+  return verdict.protected ? verdict.rule : undefined;
 }
 
 /**
