@@ -127,14 +127,16 @@ test("a new run on a waiting thread is refused naming the calls; --multitask int
   const paused = await scriptedRun(server, d, [{ toolCalls: [bash("call_w", "echo w > /mnt/user-data/workspace/w.txt")] }], "Wait.", HOST_SHELL);
   const refused = await scriptedRun(server, d, [{ content: "never" }], "Something else.", ["--thread", paused.threadId]);
   assert.equal(refused.code, 1);
-  assert.match(refused.stderr, /waiting for approval of call_w \(bash\)/);
+  // One line: the calls, and the command that decides them (issue 30 item 4).
+  assert.match(refused.stderr, new RegExp(`^deerflow run: Thread ${paused.threadId} waits for your decision on call_w \\(bash\\): decide with deerflow approve --thread ${paused.threadId}, or send with --multitask interrupt to reject them\\.\\n$`));
   assert.equal(refused.requests.length, 0);
   const moved = await scriptedRun(server, d, [{ content: "On to something else." }], "Something else.", ["--thread", paused.threadId, "--multitask", "interrupt"]);
   assert.equal(moved.code, 0, moved.stderr);
   const sent = moved.requests[0]?.body?.messages as Array<Record<string, any>>;
   const rejection = sent.findIndex((m) => m.role === "tool" && m.tool_call_id === "call_w");
   assert.ok(rejection > 0, "the pending call is answered");
-  assert.match(String(sent[rejection]!.content), /^Rejected by the user: /);
+  // The new message is the reason the model reads.
+  assert.equal(String(sent[rejection]!.content), "Rejected by the user: Something else.");
   assert.ok(sent.slice(rejection).some((m) => m.role === "user" && String(m.content).includes("Something else.")), "the new message follows the rejection");
   assert.equal(existsSync(join(d.workspace, "w.txt")), false);
 });
