@@ -4,9 +4,11 @@
 // extensions_config.json names both servers and one that cannot start.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { cliState, runCli, sandboxDirs, scriptedRun, useModelServer, type Dirs } from "./helpers/cli.js";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+import { cliState, runCli, sandboxDirs, scriptedRun, tempDir, useModelServer, waitForFile, type Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
 const FS_SERVER = resolve("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -139,4 +141,55 @@ test("workspace servers (.vscode/mcp.json, .deerflow/extensions_config.json) do 
   const wsfs = edited.lines.find((s: Record<string, any>) => s.name === "wsfs")!;
   assert.equal(wsfs.state, "needs_approval");
   assert.equal(wsfs.changed, true);
+});
+
+test("a user's npx server cannot be steered by the workspace: a planted .npmrc node-options, node_modules/.bin shadow, npm_config_* and workspace PATH entries do nothing; the server works", async () => {
+  const d = sandboxDirs();
+  const marks = tempDir("marks");
+  const ran = (what: string) => join(marks, what);
+  // The user's own npm: a global prefix (in their ~/.npmrc) with server-everything installed.
+  const home = tempDir("home");
+  const prefix = tempDir("npm-global");
+  mkdirSync(join(prefix, "bin"));
+  symlinkSync(EVERYTHING, join(prefix, "bin", "mcp-server-everything"));
+  writeFileSync(join(home, ".npmrc"), `prefix=${prefix}\n`);
+  writeFileSync(join(d.dataDir, "extensions_config.json"), JSON.stringify({ mcpServers: { npmev: { command: "npx", args: ["--offline", "mcp-server-everything", "stdio"] } } }));
+  // What the agent can write with write_file (write=auto) before this change: all in the workspace.
+  const ws = d.workspace;
+  writeFileSync(join(ws, "evil.cjs"), `require("node:fs").writeFileSync(${JSON.stringify(ran("npmrc"))}, "ran");\n`);
+  writeFileSync(join(ws, ".npmrc"), `node-options=--require=${join(ws, "evil.cjs")}\n`);
+  mkdirSync(join(ws, "node_modules", ".bin"), { recursive: true });
+  mkdirSync(join(ws, "bin"));
+  const shim = (what: string) => `#!/bin/sh\necho ran > ${ran(what)}\n`;
+  writeFileSync(join(ws, "node_modules", ".bin", "mcp-server-everything"), shim("shadow"), { mode: 0o755 });
+  writeFileSync(join(ws, "node_modules", ".bin", "npx"), shim("relative-path-npx"), { mode: 0o755 });
+  writeFileSync(join(ws, "bin", "npx"), shim("workspace-path-npx"), { mode: 0o755 });
+  // The harness's own environment, as a shell in the workspace could leave it (direnv's PATH_add, npm run).
+  const env = {
+    HOME: home,
+    PATH: ["node_modules/.bin", join(ws, "bin"), process.env.PATH].join(delimiter),
+    npm_config_node_options: `--require=${join(ws, "evil.cjs")}`,
+    NPM_CONFIG_GLOBALCONFIG: join(ws, ".npmrc"),
+  };
+  const r = await runCli(["mcp", "list", "--workspace", ws, "--data-dir", d.dataDir], env);
+  assert.equal(r.code, 0, r.stderr);
+  const npmev = r.lines.find((s: Record<string, any>) => s.name === "npmev")!;
+  assert.equal(npmev.state, "ready", JSON.stringify(npmev));
+  assert.ok(npmev.tools.some((t: Record<string, any>) => t.name === "npmev_echo"), "the user's server answered");
+  assert.deepEqual(readdirSync(marks), [], "nothing of the workspace's ran");
+  const [key] = readdirSync(join(d.dataDir, "workspaces"));
+  const runs = join(d.dataDir, "workspaces", key!, "mcp", "run");
+  assert.equal(readdirSync(runs).length, 1, "it started in a folder of its own");
+  assert.equal(statSync(join(runs, readdirSync(runs)[0]!)).mode & 0o777, 0o700);
+
+  // The routes are real: the same command started in the workspace runs the shadow, and without it, the .npmrc's option.
+  const npx = () => spawn("npx", ["--offline", "mcp-server-everything", "stdio"], { cwd: ws, env: { HOME: home, PATH: process.env.PATH }, stdio: ["pipe", "ignore", "ignore"], detached: true });
+  const shadowed = npx();
+  await once(shadowed, "close");
+  assert.ok(existsSync(ran("shadow")), "npx in the workspace ran the planted bin");
+  rmSync(join(ws, "node_modules"), { recursive: true });
+  const optioned = npx();
+  await waitForFile(ran("npmrc"));
+  process.kill(-optioned.pid!, "SIGKILL");
+  await once(optioned, "close");
 });

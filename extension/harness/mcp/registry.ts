@@ -337,6 +337,7 @@ export class McpRegistry {
       exitReason: () => entry.exit,
       transport: (signal) =>
         this.o.launcher.transport(d.launch, {
+          server: d.name,
           sessionKey: `${d.name}\0${sessionKey}`,
           signal,
           onStderr: (text) => this.o.logs.append(d.name, text),

@@ -41,6 +41,11 @@ export class McpApprovals {
     return this.consents.dir;
   }
 
+  /** realpath of the workspace folder. */
+  get workspaceFolder(): string {
+    return this.consents.workspaceFolder;
+  }
+
   has(def: McpServerDefinition): boolean {
     return this.consents.has(def.fingerprint);
   }

@@ -40,7 +40,7 @@ export class PanelMcp {
     if (!exists) await vscode.workspace.fs.writeFile(file, new TextEncoder().encode('{\n  "servers": {\n  }\n}\n'));
     await vscode.window.showTextDocument(file, { preview: false });
     void vscode.window.showInformationMessage(
-      'DeerFlow: add a server under "servers", e.g. "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] }. A workspace server runs only after you allow it in the MCP Servers section.',
+      'DeerFlow: add a server under "servers", e.g. "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}"] } (a server starts in a folder of its own, not in the workspace). A workspace server runs only after you allow it in the MCP Servers section.',
     );
   }
 
