@@ -59,7 +59,7 @@ export class PanelMcp {
     for (;;) {
       const answer = await vscode.window.showWarningMessage(
         `Allow the MCP server "${name}" from ${seen.source.label}? It is configured by this workspace, not by you.`,
-        { modal: true, detail: [...seen.approval_text, "A change to this entry asks again."].join("\n") },
+        { modal: true, detail: [...seen.approval_text, "A change to this entry, or to a workspace file it lists, asks again."].join("\n") },
         "Allow",
         "Show Config",
       );
