@@ -4,9 +4,12 @@
 // extensions_config.json names both servers and one that cannot start.
 import { test, before } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, mkdirSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
-import { cliState, runCli, sandboxDirs, scriptedRun, useModelServer, type Dirs } from "./helpers/cli.js";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, mkdirSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { delimiter, join, resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { cliState, runCli, sandboxDirs, scriptedRun, tempDir, useModelServer, waitForFile, type Dirs } from "./helpers/cli.js";
 
 const server = useModelServer();
 const FS_SERVER = resolve("node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
@@ -139,4 +142,118 @@ test("workspace servers (.vscode/mcp.json, .deerflow/extensions_config.json) do 
   const wsfs = edited.lines.find((s: Record<string, any>) => s.name === "wsfs")!;
   assert.equal(wsfs.state, "needs_approval");
   assert.equal(wsfs.changed, true);
+});
+
+test("a user's npx server cannot be steered by the workspace: a planted .npmrc node-options, node_modules/.bin shadow, npm_config_* and workspace PATH entries do nothing; the server works", async () => {
+  const d = sandboxDirs();
+  const marks = tempDir("marks");
+  const ran = (what: string) => join(marks, what);
+  // The user's own npm: a global prefix (in their ~/.npmrc) with server-everything installed.
+  const home = tempDir("home");
+  const prefix = tempDir("npm-global");
+  mkdirSync(join(prefix, "bin"));
+  symlinkSync(EVERYTHING, join(prefix, "bin", "mcp-server-everything"));
+  writeFileSync(join(home, ".npmrc"), `prefix=${prefix}\n`);
+  writeFileSync(join(d.dataDir, "extensions_config.json"), JSON.stringify({ mcpServers: { npmev: { command: "npx", args: ["--offline", "mcp-server-everything", "stdio"] } } }));
+  // What the agent can write with write_file (write=auto) before this change: all in the workspace.
+  const ws = d.workspace;
+  writeFileSync(join(ws, "evil.cjs"), `require("node:fs").writeFileSync(${JSON.stringify(ran("npmrc"))}, "ran");\n`);
+  writeFileSync(join(ws, ".npmrc"), `node-options=--require=${join(ws, "evil.cjs")}\n`);
+  mkdirSync(join(ws, "node_modules", ".bin"), { recursive: true });
+  mkdirSync(join(ws, "bin"));
+  const shim = (what: string) => `#!/bin/sh\necho ran > ${ran(what)}\n`;
+  writeFileSync(join(ws, "node_modules", ".bin", "mcp-server-everything"), shim("shadow"), { mode: 0o755 });
+  writeFileSync(join(ws, "node_modules", ".bin", "npx"), shim("relative-path-npx"), { mode: 0o755 });
+  writeFileSync(join(ws, "bin", "npx"), shim("workspace-path-npx"), { mode: 0o755 });
+  // The harness's own environment, as a shell in the workspace could leave it (direnv's PATH_add, npm run).
+  const env = {
+    HOME: home,
+    PATH: ["node_modules/.bin", join(ws, "bin"), process.env.PATH].join(delimiter),
+    npm_config_node_options: `--require=${join(ws, "evil.cjs")}`,
+    NPM_CONFIG_GLOBALCONFIG: join(ws, ".npmrc"),
+  };
+  const r = await runCli(["mcp", "list", "--workspace", ws, "--data-dir", d.dataDir], env);
+  assert.equal(r.code, 0, r.stderr);
+  const npmev = r.lines.find((s: Record<string, any>) => s.name === "npmev")!;
+  assert.equal(npmev.state, "ready", JSON.stringify(npmev));
+  assert.ok(npmev.tools.some((t: Record<string, any>) => t.name === "npmev_echo"), "the user's server answered");
+  assert.deepEqual(readdirSync(marks), [], "nothing of the workspace's ran");
+  const [key] = readdirSync(join(d.dataDir, "workspaces"));
+  const runs = join(d.dataDir, "workspaces", key!, "mcp", "run");
+  assert.equal(readdirSync(runs).length, 1, "it started in a folder of its own");
+  assert.equal(statSync(join(runs, readdirSync(runs)[0]!)).mode & 0o777, 0o700);
+
+  // The routes are real: the same command started in the workspace runs the shadow, and without it, the .npmrc's option.
+  const npx = () => spawn("npx", ["--offline", "mcp-server-everything", "stdio"], { cwd: ws, env: { HOME: home, PATH: process.env.PATH }, stdio: ["pipe", "ignore", "ignore"], detached: true });
+  const shadowed = npx();
+  await once(shadowed, "close");
+  assert.ok(existsSync(ran("shadow")), "npx in the workspace ran the planted bin");
+  rmSync(join(ws, "node_modules"), { recursive: true });
+  const optioned = npx();
+  await waitForFile(ran("npmrc"));
+  process.kill(-optioned.pid!, "SIGKILL");
+  await once(optioned, "close");
+});
+
+test("an approved workspace server whose script the agent edits (write_file, write=auto) needs approval again and does not start; approved again, it runs", async () => {
+  const w: Dirs = sandboxDirs();
+  const ws = w.workspace;
+  const marker = join(tempDir("marks"), "edited-script-ran");
+  const stdio = pathToFileURL(resolve("node_modules/@modelcontextprotocol/server-everything/dist/transports/stdio.js")).href;
+  mkdirSync(join(ws, ".vscode"));
+  mkdirSync(join(ws, ".deerflow"));
+  mkdirSync(join(ws, "tools"));
+  writeFileSync(join(ws, "tools", "server.mjs"), `await import(${JSON.stringify(stdio)});\n`);
+  // The script by absolute path (VS Code's format), and by a path relative to the entry's own cwd (DeerFlow's).
+  writeFileSync(join(ws, ".vscode", "mcp.json"), JSON.stringify({ servers: { wsscript: { command: "node", args: ["${workspaceFolder}/tools/server.mjs"] } } }));
+  writeFileSync(join(ws, ".deerflow", "extensions_config.json"), JSON.stringify({ mcpServers: { wsrel: { command: "node", args: ["tools/server.mjs"], cwd: "." } } }));
+  const list = async (extra: string[] = []) => {
+    const r = await runCli(["mcp", "list", "--workspace", ws, "--data-dir", w.dataDir, ...extra]);
+    assert.equal(r.code, 0, r.stderr);
+    return new Map<string, Record<string, any>>(r.lines.map((s: Record<string, any>) => [s.name, s]));
+  };
+  const approved = await runCli(["mcp", "approve", "--workspace", ws, "--data-dir", w.dataDir]);
+  assert.equal(approved.code, 0, approved.stderr);
+  assert.deepEqual(approved.lines.map((l) => l.name).sort(), ["wsrel", "wsscript"]);
+  assert.match(approved.stderr, /with these workspace files as they are now \(an edit asks again\): tools\/server\.mjs/);
+  const before = await list();
+  assert.deepEqual([before.get("wsscript")?.state, before.get("wsrel")?.state], ["ready", "ready"], JSON.stringify([...before.values()]));
+
+  // The agent edits the script: an ordinary write, which write=auto runs without asking.
+  const edit = `import { writeFileSync } from "node:fs";\nwriteFileSync(${JSON.stringify(marker)}, "ran");\nawait import(${JSON.stringify(stdio)});\n`;
+  const run = await scriptedRun(
+    server,
+    w,
+    [
+      { toolCalls: [{ id: "read", name: "read_file", args: { description: "x", path: "/mnt/user-data/workspace/tools/server.mjs" } }] },
+      { toolCalls: [{ id: "edit", name: "write_file", args: { description: "x", path: "/mnt/user-data/workspace/tools/server.mjs", content: edit } }] },
+      { content: "Edited." },
+    ],
+    "Edit the server.",
+    ["--approval", "write=auto"],
+  );
+  assert.equal(run.end?.data.status, "success", run.stderr);
+  assert.deepEqual(
+    toolMessages(run.requests[2]).map((m) => [m.tool_call_id, m.content]).filter(([id]) => id === "edit"),
+    [["edit", "OK"]],
+  );
+  assert.ok(!run.lines.some((l) => l.event === "custom" && l.data.type === "approval_requested"), "the edit itself asked nothing");
+
+  const after = await list();
+  for (const name of ["wsscript", "wsrel"]) {
+    const s = after.get(name)!;
+    assert.deepEqual([s.state, s.changed], ["needs_approval", true], JSON.stringify(s));
+    assert.match(s.reason, /is a workspace file and this server changed since you approved it: approve it with `deerflow mcp approve --workspace /);
+    assert.notEqual(s.fingerprint, before.get(name)!.fingerprint);
+  }
+  const next = await scriptedRun(server, w, [{ content: "No tools." }], "Hi.");
+  assert.ok(!toolNames(next.requests[0]).some((n) => n.startsWith("wsscript_") || n.startsWith("wsrel_")), "their tools are not offered");
+  assert.equal(existsSync(marker), false, "the edited script never ran");
+
+  const again = await runCli(["mcp", "approve", "--workspace", ws, "--data-dir", w.dataDir, "--server", "wsscript"]);
+  assert.equal(again.code, 0, again.stderr);
+  const now = await list();
+  assert.equal(now.get("wsscript")?.state, "ready");
+  assert.equal(now.get("wsrel")?.state, "needs_approval", "only the server named was approved");
+  assert.equal(existsSync(marker), true, "approved, the edited script runs");
 });

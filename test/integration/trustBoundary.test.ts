@@ -66,6 +66,10 @@ test("writes that would run code on the host are refused by rule, through links 
   mkdirSync(join(ws, ".deerflow", "threads", "other", "outputs"), { recursive: true });
 
   const hook = `#!/bin/sh\necho ${marker} > ${ran}\n`;
+  // What npm would load into every script it runs, were the model's .npmrc written.
+  const evil = join(tempDir("npm-option"), "evil.cjs");
+  writeFileSync(evil, `require("node:fs").writeFileSync(${JSON.stringify(ran)}, ${JSON.stringify(marker)});\n`);
+  writeFileSync(join(ws, "package.json"), JSON.stringify({ name: "ws", private: true, scripts: { check: "node -e 0" } }));
   const devcontainer = JSON.stringify({ image: "debian", initializeCommand: `echo ${marker} > ${ran}` });
   const writes: Array<[string, string, string]> = [
     [`${W}/.devcontainer/devcontainer.json`, devcontainer, ".devcontainer/**, .devcontainer.json"],
@@ -92,6 +96,13 @@ test("writes that would run code on the host are refused by rule, through links 
     [`${W}/sub/.envrc`, `echo ${marker} > ${ran}\n`, ".envrc"],
     [`${W}/.deerflow/threads/other/outputs/x.txt`, marker, ".deerflow/**"],
     [`${W}/.deerflow/.gitignore`, marker, ".deerflow/**"],
+    // Package managers' configuration (issue 31 item 3): npm, yarn, pnpm, bun, pip run code from it.
+    [`${W}/.npmrc`, `node-options=--require=${evil}\n`, ".npmrc, .yarnrc"],
+    [`${W}/packages/app/.yarnrc.yml`, `yarnPath: ${evil}\n`, ".yarnrc.yml"],
+    [`${W}/.pnpmfile.cjs`, `require(${JSON.stringify(evil)})\n`, ".pnpmfile.cjs"],
+    [`${W}/bunfig.toml`, `preload = [${JSON.stringify(evil)}]\n`, "bunfig.toml"],
+    [`${W}/.venv/pip.conf`, `[global]\nindex-url = http://127.0.0.1:9/${marker}\n`, "pip.conf"],
+    [`${W}/node_modules/.bin/mcp-server-filesystem`, hook, "node_modules/.bin/**"],
   ];
   const edits: Array<[string, string, string, string]> = [
     [`${W}/.git/config`, "[core]", `[core]\n\tfsmonitor = echo ${marker} > ${ran}`, ".git/**"],
@@ -151,7 +162,7 @@ test("writes that would run code on the host are refused by rule, through links 
   assert.equal(readFileSync(join(ws, ".git", "config"), "utf8"), gitConfig);
   assert.equal(readFileSync(join(ws, ".vscode", "settings.json"), "utf8"), "{}\n");
   assert.equal(readFileSync(join(ws, ".deerflow", ".gitignore"), "utf8"), "*\n");
-  for (const rel of [".devcontainer", ".devcontainer.json", ".DeVcOnTaInEr.json", ".DEVCONTAINER", ".Git", ".husky", ".vscode/tasks.json", ".git/hooks/pre-commit", ".git/hooks/post-checkout", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yaml", "project.code-workspace", ".gitmodules", ".idea", ".envrc", "sub"]) {
+  for (const rel of [".devcontainer", ".devcontainer.json", ".DeVcOnTaInEr.json", ".DEVCONTAINER", ".Git", ".husky", ".vscode/tasks.json", ".git/hooks/pre-commit", ".git/hooks/post-checkout", ".pre-commit-config.yaml", "lefthook.yml", ".lefthook.yml", "lefthook-local.yaml", "project.code-workspace", ".gitmodules", ".idea", ".envrc", "sub", ".npmrc", "packages", ".pnpmfile.cjs", "bunfig.toml", ".venv", "node_modules"]) {
     assert.equal(existsSync(join(ws, rel)), false, rel);
   }
   assert.deepEqual(readdirSync(join(ws, ".deerflow", "threads", "other", "outputs")), []);
@@ -160,13 +171,47 @@ test("writes that would run code on the host are refused by rule, through links 
   git(ws, "status");
   git(ws, "add", "src/fine.txt");
   git(ws, "commit", "-q", "-m", "after the run");
-  assert.equal(existsSync(ran), false, "no hook, fsmonitor or task of the model's ran");
+  // npm reads the folder's .npmrc for every script it runs: it runs nothing of the model's either.
+  execFileSync("npm", ["run", "--silent", "check"], { cwd: ws, env: { PATH: process.env.PATH, HOME: outside }, stdio: "ignore" });
+  assert.equal(existsSync(ran), false, "no hook, fsmonitor, task or npm option of the model's ran");
   // The same config written by hand does run (the route is real; only the boundary stopped it).
   const control = tempDir("control");
   git(control, "init", "-q");
   git(control, "config", "core.fsmonitor", `echo ${marker} > ${join(control, "ran")}`);
   git(control, "status");
   assert.equal(existsSync(join(control, "ran")), true);
+  writeFileSync(join(control, "package.json"), JSON.stringify({ name: "control", private: true, scripts: { check: "node -e 0" } }));
+  writeFileSync(join(control, ".npmrc"), `node-options=--require=${evil}\n`);
+  execFileSync("npm", ["run", "--silent", "check"], { cwd: control, env: { PATH: process.env.PATH, HOME: outside }, stdio: "ignore" });
+  assert.equal(readFileSync(ran, "utf8"), marker, "npm loads what a folder's .npmrc names");
+});
+
+test("write=auto does not cover package-manager configuration: write_file to .npmrc or a node_modules/.bin shadow asks (class protected); an ordinary write runs", async () => {
+  const d = sandboxDirs();
+  const auto = ["--approval", "write=auto"];
+  const npmrc = { id: "npmrc", name: "write_file", args: { description: "x", path: `${W}/.npmrc`, content: "node-options=--require=./evil.cjs\n" } };
+  const shadow = { id: "shadow", name: "write_file", args: { description: "x", path: `${W}/node_modules/.bin/mcp-server-filesystem`, content: "#!/bin/sh\necho planted\n" } };
+  const r = await run(d, "npm-auto", [{ toolCalls: [npmrc, shadow] }], auto);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.end!.data.stop_reason, "approval");
+  const pending = r.end!.data.pending_approvals as Array<{ tool_call_id: string; class: string; reason: string }>;
+  assert.deepEqual(
+    pending.map((p) => [p.tool_call_id, p.class]),
+    [
+      ["npmrc", "protected"],
+      ["shadow", "protected"],
+    ],
+  );
+  assert.match(pending[0]!.reason, /writes \/mnt\/user-data\/workspace\/\.npmrc, a protected path \(\.npmrc, .*\): a package manager run in the folder reads it/);
+  assert.match(pending[1]!.reason, /a protected path \(node_modules\/\.bin\/\*\*\): npx and npm scripts run the programs there/);
+  assert.equal(existsSync(join(d.workspace, ".npmrc")) || existsSync(join(d.workspace, "node_modules")), false, "nothing written before the decision");
+  server.setScript([{ content: "Not written." }]);
+  const decided = await runCli(["approve", ...base(d), "--thread", "npm-auto", "--all", "reject"]);
+  assert.equal(decided.code, 0, decided.stderr);
+  assert.equal(existsSync(join(d.workspace, ".npmrc")) || existsSync(join(d.workspace, "node_modules")), false);
+  const ordinary = await run(d, "npm-auto", [{ toolCalls: [{ id: "ok", name: "write_file", args: { description: "x", path: `${W}/notes/npmrc.md`, content: "fine\n" } }] }, { content: "done" }], auto);
+  assert.equal(ordinary.end!.data.stop_reason, undefined, "an ordinary write does not ask under write=auto");
+  assert.equal(readFileSync(join(d.workspace, "notes", "npmrc.md"), "utf8"), "fine\n");
 });
 
 test("a write through a file with more than one hard link is refused: a git hook's second name in the workspace is never written", async () => {

@@ -2,7 +2,7 @@
  * One folder's MCP registry, as an entry point opens it (issue 23): the CLI per invocation, the
  * harness server per open folder. It puts the pieces in their places under the data directory
  * (`<data-dir>/workspaces/<key>/mcp/`: the consents, the panel's on/off state, the per-server
- * logs) and picks where stdio servers run from the run's sandbox: inside the folder's dev
+ * logs, each host stdio server's working folder under `run/`) and picks where stdio servers run from the run's sandbox: inside the folder's dev
  * container when that is the sandbox, else on this machine. The caller disposes it.
  */
 import { join } from "node:path";
@@ -33,7 +33,8 @@ export function openMcpRegistry(o: OpenMcpOptions): McpRegistry {
   const env = o.env ?? process.env;
   const approvals = new McpApprovals(o.dataDir, o.workspaceFolder);
   const dir = approvals.dir;
-  const launcher: McpLauncher = o.sandbox instanceof DevContainerSandboxProvider ? new ContainerLauncher(o.sandbox) : new HostLauncher(o.workspaceFolder, env);
+  const launcher: McpLauncher =
+    o.sandbox instanceof DevContainerSandboxProvider ? new ContainerLauncher(o.sandbox, approvals.workspaceFolder) : new HostLauncher(o.workspaceFolder, join(dir, "run"), env);
   const context = (): RegistryContext => ({
     workspaceTrusted: o.workspaceTrusted ?? true,
     ...(o.userMcpJson ? { userMcpJson: o.userMcpJson } : {}),

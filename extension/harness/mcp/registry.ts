@@ -5,8 +5,10 @@
  * singleton.
  *
  * - The configuration is read again on every use (DeerFlow re-reads `extensions_config.json`
- *   for each load): a server whose entry or resolved launch changed is stopped and started anew;
- *   one that left the files is stopped.
+ *   for each load): a server whose entry, resolved launch or consent (the workspace files it runs,
+ *   trust.ts) changed is stopped and started anew; one that left the files is stopped. A
+ *   workspace server's is read once more right before each of its processes starts (a thread's
+ *   new session, the one after a crash): an edit since is gated like any other (`recheck`).
  * - Discovery (spawn, initialize, tools/list) runs per server in parallel, each bounded by its
  *   `session_init_timeout`: a hung or failing server is skipped alone, with its state and
  *   reason, while the others' tools are used.
@@ -35,7 +37,7 @@ import { modelToolName, VALID_TOOL_NAME } from "./names.js";
 import type { McpOverrides } from "./overrides.js";
 import { mcpSources } from "./sources.js";
 import { buildMcpTool, type McpToolInfo, type ResultContext } from "./tools.js";
-import { describeLaunch, mcpTrust, type McpApprovals } from "./trust.js";
+import { describeLaunch, mcpTrust, McpNotApproved, type McpApprovals, type McpConsent } from "./trust.js";
 import { type McpDiagnostic, type McpServerDefinition } from "./types.js";
 
 /** Open sessions per server (one per thread that called it), least recently used closed first. */
@@ -85,7 +87,9 @@ interface Session {
 
 interface Entry {
   def: McpServerDefinition;
-  /** Identity of what runs: the entry and its resolved launch (a new secret value restarts it). */
+  /** What approving it covers, as last read (trust.ts). */
+  consent: McpConsent;
+  /** Identity of what runs: the consent and the resolved launch (a new secret value restarts it). */
   key: string;
   state: McpServerState;
   reason?: string;
@@ -196,10 +200,10 @@ export class McpRegistry {
     this.refresh();
     const entry = this.entries.get(name);
     if (!entry) return undefined;
-    if (expectedFingerprint !== undefined && !entry.def.fingerprint.startsWith(expectedFingerprint)) {
-      throw new McpConfigChanged(entry.def);
+    if (expectedFingerprint !== undefined && !entry.consent.fingerprint.startsWith(expectedFingerprint)) {
+      throw new McpConfigChanged(entry.def, entry.consent.fingerprint);
     }
-    this.o.approvals.approve(entry.def);
+    this.o.approvals.approve(entry.def, entry.consent);
     this.refresh();
     return this.viewOf(entry);
   }
@@ -243,18 +247,20 @@ export class McpRegistry {
     const seen = new Set<string>();
     for (const def of loaded.servers) {
       seen.add(def.name);
-      const key = createHash("sha256").update(canonicalJson({ f: def.fingerprint, l: def.launch })).digest("hex");
+      const consent = this.consentOf(def);
+      const key = createHash("sha256").update(canonicalJson({ f: consent.fingerprint, l: def.launch })).digest("hex");
       let entry = this.entries.get(def.name);
       if (entry && entry.key !== key) {
         void this.stopEntry(entry);
         entry = undefined;
       }
       if (!entry) {
-        entry = { def, key, state: "stopped", tools: [], sessions: new Map(), failedAt: 0 };
+        entry = { def, consent, key, state: "stopped", tools: [], sessions: new Map(), failedAt: 0 };
         this.entries.set(def.name, entry);
       }
       entry.def = def;
-      const gate = this.gate(def, ctx, disabled);
+      entry.consent = consent;
+      const gate = this.gate(def, consent, ctx, disabled);
       if (gate) {
         if (entry.state !== gate.state || entry.reason !== gate.reason) {
           void this.stopEntry(entry);
@@ -274,11 +280,29 @@ export class McpRegistry {
     }
   }
 
+  /** The consent the server needs now, its relative words found from where the launcher starts it. */
+  private consentOf(def: McpServerDefinition): McpConsent {
+    return this.o.approvals.consentOf(def, def.launch.type === "stdio" ? this.o.launcher.cwdOf(def.name, def.launch) : undefined);
+  }
+
+  /**
+   * Right before a workspace server's process starts: the configuration and its files read again
+   * (`refresh`), so an edit made since the last read (the agent's write_file to the script, then a
+   * call on a new thread) is gated as it would be at the next read, and nothing of it starts.
+   */
+  private recheck(entry: Entry): void {
+    if (entry.def.source.scope !== "workspace") return;
+    this.refresh();
+    const now = this.entries.get(entry.def.name);
+    if (now === entry && (isStartable(entry.state) || isLive(entry.state))) return;
+    throw new McpNotApproved(entry.def.name, now?.reason ?? "it is no longer in the configuration");
+  }
+
   /** Why the server may not start now, or undefined when it may. */
-  private gate(def: McpServerDefinition, ctx: RegistryContext, disabled: ReadonlySet<string>): { state: McpServerState; reason: string; changed?: boolean } | undefined {
+  private gate(def: McpServerDefinition, consent: McpConsent, ctx: RegistryContext, disabled: ReadonlySet<string>): { state: McpServerState; reason: string; changed?: boolean } | undefined {
     if (!def.enabled) return { state: "disabled", reason: "enabled is false in its configuration file" };
     if (disabled.has(def.name)) return { state: "disabled", reason: "turned off in DeerFlow (enable it in the MCP Servers section)" };
-    const trust = mcpTrust(def, { workspaceTrusted: ctx.workspaceTrusted, approvals: this.o.approvals });
+    const trust = mcpTrust(def, consent, { workspaceTrusted: ctx.workspaceTrusted, approvals: this.o.approvals });
     if (trust.decision === "refused") return { state: "refused", reason: trust.reason };
     if (trust.decision === "needs_approval") {
       return {
@@ -335,8 +359,10 @@ export class McpRegistry {
       initTimeoutMs: timeout,
       log: (line) => this.o.logs.append(d.name, line),
       exitReason: () => entry.exit,
-      transport: (signal) =>
-        this.o.launcher.transport(d.launch, {
+      transport: (signal) => {
+        this.recheck(entry);
+        return this.o.launcher.transport(d.launch, {
+          server: d.name,
           sessionKey: `${d.name}\0${sessionKey}`,
           signal,
           onStderr: (text) => this.o.logs.append(d.name, text),
@@ -344,7 +370,8 @@ export class McpRegistry {
             entry.exit = how;
             this.o.logs.append(d.name, `[deerflow] the server process ended: ${how}`);
           },
-        }),
+        });
+      },
     });
   }
 
@@ -383,7 +410,8 @@ export class McpRegistry {
           },
           (err: unknown) => {
             if (entry.sessions.get(threadId) === session) entry.sessions.delete(threadId);
-            this.setState(entry, "error", this.withTail(entry.def.name, errorMessage(err)));
+            // Replaced meanwhile (recheck found it changed): the new entry has its own state.
+            if (this.entries.get(entry.def.name) === entry) this.setState(entry, "error", this.withTail(entry.def.name, errorMessage(err)));
             throw err;
           },
         ),
@@ -473,11 +501,11 @@ export class McpRegistry {
       state: entry.state,
       ...(entry.reason ? { reason: entry.reason } : {}),
       ...(entry.state === "needs_approval" ? { changed: entry.changed ?? false } : {}),
-      fingerprint: d.fingerprint,
+      fingerprint: entry.consent.fingerprint,
       transport: d.launch.type,
       where,
       launch: d.launch.type === "stdio" ? [d.launch.command, ...d.launch.args].join(" ") : d.launch.url,
-      approval_text: describeLaunch(d, this.where),
+      approval_text: describeLaunch(d, this.where, entry.consent.files),
       tools: (entry.state === "ready" ? entry.tools : []).map((t) => ({
         name: modelToolName(d.name, t.name, d.toolNamePrefix),
         tool: t.name,
@@ -493,8 +521,11 @@ export class McpRegistry {
 }
 
 export class McpConfigChanged extends Error {
-  constructor(readonly def: McpServerDefinition) {
-    super(`MCP server '${def.name}' changed after it was shown (fingerprint ${def.fingerprint.slice(0, 16)}): nothing was approved. Review it again.`);
+  constructor(
+    readonly def: McpServerDefinition,
+    fingerprint: string,
+  ) {
+    super(`MCP server '${def.name}' changed after it was shown (fingerprint ${fingerprint.slice(0, 16)}): nothing was approved. Review it again.`);
     this.name = "McpConfigChanged";
   }
 }

@@ -59,9 +59,10 @@ export interface McpServerDefinition {
   readonly description: string;
   readonly launch: McpLaunch;
   /**
-   * sha256 of the entry as written (before any variable is resolved), with its source: what the
-   * user approves for a workspace server. A changed entry has another fingerprint and asks again;
-   * a changed environment variable does not.
+   * sha256 of the entry as written (before any variable is resolved), with its source: the
+   * entry's part of what the user approves for a workspace server (trust.ts `consentOf` adds the
+   * workspace files its command line names). A changed entry has another fingerprint and asks
+   * again; a changed environment variable does not.
    */
   readonly fingerprint: string;
   readonly toolNamePrefix: boolean;

@@ -40,7 +40,7 @@ export class PanelMcp {
     if (!exists) await vscode.workspace.fs.writeFile(file, new TextEncoder().encode('{\n  "servers": {\n  }\n}\n'));
     await vscode.window.showTextDocument(file, { preview: false });
     void vscode.window.showInformationMessage(
-      'DeerFlow: add a server under "servers", e.g. "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "."] }. A workspace server runs only after you allow it in the MCP Servers section.',
+      'DeerFlow: add a server under "servers", e.g. "fs": { "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}"] } (a server starts in a folder of its own, not in the workspace). A workspace server runs only after you allow it in the MCP Servers section.',
     );
   }
 
@@ -59,7 +59,7 @@ export class PanelMcp {
     for (;;) {
       const answer = await vscode.window.showWarningMessage(
         `Allow the MCP server "${name}" from ${seen.source.label}? It is configured by this workspace, not by you.`,
-        { modal: true, detail: [...seen.approval_text, "A change to this entry asks again."].join("\n") },
+        { modal: true, detail: [...seen.approval_text, "A change to this entry, or to a workspace file it lists, asks again."].join("\n") },
         "Allow",
         "Show Config",
       );

@@ -17,7 +17,10 @@
  *   harness keeps its thread data.
  * - The same list (`ruleOfSegment`) decides what the dev container gets read-only
  *   (devcontainer/protectedMounts.ts) and what is watched after every command there
- *   (devcontainer/protectedWatch.ts): one list for the file tools and for the container.
+ *   (devcontainer/protectedWatch.ts): one list for the file tools and for the container. One
+ *   rule is the file tools' only: `node_modules/.bin/**`, which every `npm install` in the
+ *   container rewrites (a read-only mount there would break installs), and which matters to the
+ *   host only through a name someone runs there (`npx pkg` prefers a local bin to the registry's).
  */
 import { relative, resolve, sep } from "node:path";
 import { HarnessError } from "../../errors.js";
@@ -35,6 +38,8 @@ export type ProtectedRuleId =
   | "code_workspace"
   | "gitmodules"
   | "envrc"
+  | "package_manager"
+  | "node_bin"
   | "thread_data";
 
 export interface ProtectedRule {
@@ -64,6 +69,17 @@ export const PROTECTED_RULES: Readonly<Record<ProtectedRuleId, ProtectedRule>> =
   code_workspace: { id: "code_workspace", pattern: "*.code-workspace", reason: "opening it in VS Code applies its settings and tasks on the host" },
   gitmodules: { id: "gitmodules", pattern: ".gitmodules", reason: "git clones and checks out the submodules it names on the host" },
   envrc: { id: "envrc", pattern: ".envrc", reason: "direnv runs it in the user's shell on the host when they enter the folder" },
+  package_manager: {
+    id: "package_manager",
+    pattern: ".npmrc, .yarnrc, .yarnrc.yml, .pnpmfile.cjs, bunfig.toml, .bunfig.toml, pip.conf, pip.ini, uv.toml, poetry.toml, .pypirc",
+    reason:
+      "a package manager run in the folder reads it, and it can make the package manager run code on the host (node-options, yarnPath, a pnpmfile, a preload) or install from another registry",
+  },
+  node_bin: {
+    id: "node_bin",
+    pattern: "node_modules/.bin/**",
+    reason: "npx and npm scripts run the programs there by name on the host, ahead of the package the user named",
+  },
   thread_data: {
     id: "thread_data",
     pattern: `${THREAD_DATA_DIR_NAME}/** outside this thread's uploads and outputs`,
@@ -82,7 +98,15 @@ const SEGMENT_RULES = new Map<string, ProtectedRule>([
   [".pre-commit-config.yaml", PROTECTED_RULES.pre_commit],
   [".gitmodules", PROTECTED_RULES.gitmodules],
   [".envrc", PROTECTED_RULES.envrc],
+  // Each read from the folder (or a parent of where the tool runs) by npm, yarn 1 and berry,
+  // pnpm, bun, pip (a virtualenv's pip.conf), uv, poetry and twine.
+  ...[".npmrc", ".yarnrc", ".yarnrc.yml", ".pnpmfile.cjs", "bunfig.toml", ".bunfig.toml", "pip.conf", "pip.ini", "uv.toml", "poetry.toml", ".pypirc"].map(
+    (name) => [name, PROTECTED_RULES.package_manager] as const,
+  ),
 ]);
+
+/** The listed names without a leading dot (`pip.conf`, `uv.toml`, …), for the fast path below. */
+const UNDOTTED_NAMES = [...SEGMENT_RULES.keys()].filter((n) => !n.startsWith("."));
 
 /** Every name lefthook reads its configuration from (its docs: the file and its local override). */
 const LEFTHOOK_NAME = /^\.?lefthook(-local)?\.(ya?ml|toml|json|jsonc)$/;
@@ -99,7 +123,7 @@ export function ruleOfSegment(segment: string): ProtectedRule | undefined {
   // characters into these (a fullwidth full stop into "."), so anything else takes the full fold.
   if (PRINTABLE_ASCII.test(segment) && segment[0] !== ".") {
     const lower = segment.toLowerCase();
-    if (!lower.includes("lefthook") && !lower.includes(CODE_WORKSPACE_SUFFIX)) return undefined;
+    if (!lower.includes("lefthook") && !lower.includes(CODE_WORKSPACE_SUFFIX) && !UNDOTTED_NAMES.some((n) => lower.startsWith(n))) return undefined;
   }
   const folded = foldSegment(segment);
   const exact = SEGMENT_RULES.get(folded);
@@ -136,9 +160,13 @@ export function foldSegment(segment: string): string {
 }
 
 function bySegments(segments: readonly string[]): WriteClass {
-  for (const segment of segments) {
+  for (const [i, segment] of segments.entries()) {
     const rule = ruleOfSegment(segment);
     if (rule) return { protected: true, rule };
+    // The file tools' own rule (the header says why the container's list does not have it).
+    if (i + 1 < segments.length && foldSegment(segment) === "node_modules" && foldSegment(segments[i + 1] as string) === ".bin") {
+      return { protected: true, rule: PROTECTED_RULES.node_bin };
+    }
   }
   return NOT_PROTECTED;
 }
