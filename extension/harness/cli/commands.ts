@@ -76,6 +76,7 @@ export const COMMANDS: CommandSpec[] = [
                  [--reject CALL_ID]...) [--reason TEXT] [--always-allow TOOL]... [--json] [--data-dir DIR]`,
     details: [
       'Decides every tool call the thread waits on, then continues the run and streams like run (same output, same exit codes). Rejected calls answer the model "Rejected by the user: <reason>". Takes run\'s model, sandbox, --max-turns and --approval flags; without them it continues with the paused run\'s model and host-command setting. A yes covers the call it names once.',
+      "The continued run keeps the approval policy the paused run had (a write=ask given to run still asks for the next write): per class the stricter of that and the configuration. Only a class named in approve's own --approval takes the new mode (e.g. --approval write=auto).",
       "--always-allow TOOL also keeps the card's rule for this thread: bash commands whose every sub-command starts with the card's prefix, in the same sandbox kind; other tools' calls of the same class; never a protected write.",
     ],
     run: approveCommand,
