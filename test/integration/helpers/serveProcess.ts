@@ -19,6 +19,8 @@ export interface ServeProcess {
   url: string;
   database: string;
   stderr(): string;
+  /** Resolves once stderr (from the start) matches: woken by each write, never a timer. */
+  waitForStderr(pattern: RegExp): Promise<void>;
   client(): Client;
   stop(): Promise<void>;
 }
@@ -32,7 +34,16 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, ru
     stdio: ["ignore", "pipe", "pipe"],
   });
   let stderr = "";
-  child.stderr.setEncoding("utf8").on("data", (s: string) => (stderr += s));
+  const waiters: Array<{ pattern: RegExp; resolve: () => void }> = [];
+  child.stderr.setEncoding("utf8").on("data", (s: string) => {
+    stderr += s;
+    for (const w of [...waiters]) {
+      if (w.pattern.test(stderr)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    }
+  });
   const lines = createInterface({ input: child.stdout });
   const [first] = (await Promise.race([once(lines, "line"), once(child, "exit").then(() => [undefined])])) as [string | undefined];
   assert.ok(first, `serve exited before listening: ${stderr}`);
@@ -43,6 +54,7 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, ru
     url: listening.url,
     database: listening.database,
     stderr: () => stderr,
+    waitForStderr: (pattern) => (pattern.test(stderr) ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ pattern, resolve }))),
     client: () => new Client({ apiUrl: listening.url, defaultHeaders: { Authorization: `Bearer ${SERVE_TOKEN}` } }),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;
@@ -57,12 +69,12 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, ru
  * the default (`--model scripted --base-url`), the local sandbox, on the data dir's SQLite or, in
  * the Postgres tier, on Postgres.
  */
-export async function startScriptedServe(modelUrl: string): Promise<{ serve: ServeProcess; dirs: Dirs; database: string | undefined }> {
+export async function startScriptedServe(modelUrl: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ serve: ServeProcess; dirs: Dirs; database: string | undefined }> {
   const dirs = sandboxDirs();
   const database = testWorkspaceDatabase(dirs.dataDir);
   const serve = await startServe([
     "--workspace", `main=${dirs.workspace}`, "--data-dir", dirs.dataDir,
-    "--model", "scripted", "--base-url", modelUrl, "--sandbox", "local", ...(database ? ["--database", database] : []),
-  ]);
+    "--model", "scripted", "--base-url", modelUrl, "--sandbox", "local", ...(database ? ["--database", database] : []), ...extra,
+  ], env);
   return { serve, dirs, database };
 }
