@@ -7,6 +7,8 @@ export type HarnessErrorCode =
   | "thread_not_found"
   /** A thread created with an id another thread already has (serve's POST /threads: LangGraph's 409). */
   | "thread_exists"
+  /** serve: the token's event streams are at their cap (serve/streamSlots.ts): a 429. */
+  | "too_many_streams"
   | "workspace_mismatch"
   | "unknown_model"
   | "no_models"

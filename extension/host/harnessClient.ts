@@ -47,7 +47,7 @@ import { RemoteLink, type LinkState, type RemoteTarget } from "./remote/link.js"
 import { toLocalNotification, toLocalResult, toServerParams } from "./remote/rewrite.js";
 import { uploadAttachments } from "./remote/attachments.js";
 import { mapFolders, type WorkspaceMap } from "./remote/workspaceMap.js";
-import { deferred, nullOutputChannel } from "./harnessSupport.js";
+import { deferred, nullOutputChannel, type HarnessSource } from "./harnessSupport.js";
 /** A request the harness answered with an error; `code` is the harness's stable error code. */
 export class HarnessRequestError extends Error {
   constructor(
@@ -127,7 +127,7 @@ export class HarnessClient implements vscode.Disposable {
   /** Per-client registrations (notification fan-outs, request handlers, the state listener). */
   private clientSubscriptions: vscode.Disposable[] = [];
   private readonly listeners = new Map<string, Set<(params: never) => void>>();
-  private readonly requestHandlers = new Map<string, (params: never, token: vscode.CancellationToken) => Promise<unknown>>();
+  private readonly requestHandlers = new Map<string, RequestHandler>();
   /** Fires after every (re)start, once the harness is initialized and configured. */
   readonly onDidStart = this.started.event;
   /** Fires after every successful `harness/configure`. */
@@ -252,13 +252,16 @@ export class HarnessClient implements vscode.Disposable {
   /**
    * Answers a harness → host request (vscode.lm model calls, issue 25). The language client keeps
    * the handler across restarts; the token is cancelled when the harness cancels the request.
+   * `source` is the connection the request came on (each client is bound to its own target), so a
+   * handler can refuse what a remote harness may not ask for (lm/share.ts).
    */
   onRequest<K extends keyof HarnessToHostRequests>(
     method: K,
-    handler: (params: HarnessToHostRequests[K]["params"], token: vscode.CancellationToken) => Promise<HarnessToHostRequests[K]["result"]>,
+    handler: (params: HarnessToHostRequests[K]["params"], token: vscode.CancellationToken, source: HarnessSource) => Promise<HarnessToHostRequests[K]["result"]>,
   ): vscode.Disposable {
-    this.requestHandlers.set(method, handler);
-    const d = this.client.onRequest(method, handler);
+    const bound = handler as RequestHandler;
+    this.requestHandlers.set(method, bound);
+    const d = this.client.onRequest(method, bindSource(bound, this.link?.target));
     this.clientSubscriptions.push(d);
     return new vscode.Disposable(() => {
       this.requestHandlers.delete(method);
@@ -348,7 +351,7 @@ export class HarnessClient implements vscode.Disposable {
     this.nextGeneration();
     this.client = this.createClient(target);
     for (const [method, set] of this.listeners) this.clientSubscriptions.push(this.fanOut(this.client, method, set));
-    for (const [method, handler] of this.requestHandlers) this.clientSubscriptions.push(this.client.onRequest(method, handler));
+    for (const [method, handler] of this.requestHandlers) this.clientSubscriptions.push(this.client.onRequest(method, bindSource(handler, target)));
   }
 
   private createClient(target: RemoteTarget | undefined): LanguageClient {
@@ -550,6 +553,14 @@ export class HarnessClient implements vscode.Disposable {
     await new Promise((r) => setTimeout(r, delay));
     return { action: this.disposed ? CloseAction.DoNotRestart : CloseAction.Restart, handled: true };
   }
+}
+
+type RequestHandler = (params: never, token: vscode.CancellationToken, source: HarnessSource) => Promise<unknown>;
+
+/** The handler as one client registers it: told the target of THAT client, whatever the window targets by the time it runs. */
+function bindSource(handler: RequestHandler, target: RemoteTarget | undefined): (params: never, token: vscode.CancellationToken) => Promise<unknown> {
+  const source: HarnessSource = target ? { kind: "remote", url: target.url, shown: target.shown } : { kind: "local" };
+  return (params, token) => handler(params, token, source);
 }
 
 function sameRemote(a: RemoteTarget | undefined, b: RemoteTarget | undefined): boolean {

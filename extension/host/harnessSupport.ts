@@ -49,3 +49,9 @@ export function nullOutputChannel(): vscode.OutputChannel {
     dispose: noop,
   };
 }
+
+/**
+ * The connection a harness → host request came on (HarnessClient.onRequest): the local harness
+ * process this window started, or a remote `deerflow serve` (its URL as the settings name it).
+ */
+export type HarnessSource = { kind: "local" } | { kind: "remote"; url: string; shown: string };

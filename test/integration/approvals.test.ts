@@ -239,3 +239,26 @@ test("a thread row that still lists calls the checkpoint no longer waits on (a c
   assert.equal(next.code, 0, next.stderr);
   assert.equal((await cliState(d, first.threadId)).messages.at(-1).content, "Back to normal.");
 });
+
+test("approve keeps the policy the run started with: write=ask given to run still asks for the continued run's next write; approve's own --approval replaces it", async () => {
+  const d = sandboxDirs();
+  const write = (id: string, name: string) => ({ id, name: "write_file", args: { description: `write ${name}`, path: `/mnt/user-data/workspace/${name}`, content: `${name}\n` } });
+  const paused = await scriptedRun(server, d, [{ toolCalls: [write("call_w1", "first.txt")] }], "Write two files.", ["--approval", "write=ask"]);
+  assert.equal(paused.code, 0, paused.stderr);
+  assert.equal(paused.end?.data.stop_reason, "approval");
+  assert.deepEqual((paused.end?.data.pending_approvals as Array<{ tool_call_id: string }>).map((p) => p.tool_call_id), ["call_w1"]);
+
+  // No --approval here: the configuration says write=auto, the paused run said ask, ask stays.
+  const next = await approve(d, paused.threadId, [{ toolCalls: [write("call_w2", "second.txt")] }], ["--all", "approve"]);
+  assert.equal(next.code, 0, next.stderr + next.stdout.slice(-800));
+  assert.ok(existsSync(join(d.workspace, "first.txt")), "the approved write ran");
+  assert.equal(next.end?.data.stop_reason, "approval", "the same run's next write asks again");
+  assert.deepEqual((next.end?.data.pending_approvals as Array<{ tool_call_id: string }>).map((p) => p.tool_call_id), ["call_w2"]);
+  assert.equal(existsSync(join(d.workspace, "second.txt")), false, "nothing written before the decision");
+
+  // The policy stays with the thread's pause through every continuation, until a class is named.
+  const loose = await approve(d, paused.threadId, [{ toolCalls: [write("call_w3", "third.txt")] }, { content: "Three files." }], ["--all", "approve", "--approval", "write=auto"]);
+  assert.equal(loose.code, 0, loose.stderr + loose.stdout.slice(-800));
+  assert.equal(loose.end?.data.stop_reason, undefined, "approve --approval write=auto is the operator's word for this class");
+  assert.ok(existsSync(join(d.workspace, "second.txt")) && existsSync(join(d.workspace, "third.txt")));
+});

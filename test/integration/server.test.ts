@@ -547,6 +547,31 @@ test("a message sent while a write waits (rejectPending) rejects it with that me
   }
 });
 
+test("runs/decide keeps the paused run's policy: a write=ask pause the CLI made still asks for the next write when the panel decides with settings that say auto", async () => {
+  const { workspace, dataDir } = sandboxDirs();
+  const write = (id: string, name: string) => ({ id, name: "write_file", args: { description: `write ${name}`, path: `/mnt/user-data/workspace/${name}`, content: `${name}\n` } });
+  model.setScript([{ toolCalls: [write("call_w1", "first.txt")] }]);
+  const cli = await runCli(["run", "--workspace", workspace, "--data-dir", dataDir, "--base-url", model.url, "--model", "scripted", "--prompt", "write two", "--approval", "write=ask", "--no-memory"]);
+  assert.equal(cli.code, 0, cli.stderr);
+  const threadId = cli.lines.at(-1)!.thread_id as string;
+  assert.equal(cli.lines.at(-1)!.data.stop_reason, "approval");
+  const h = await initialized(dataDir); // settings: no approval section, so write=auto
+  try {
+    model.setScript([{ toolCalls: [write("call_w2", "second.txt")] }]);
+    const view = await h.request("threads/state", { workspaceFolder: workspace, threadId });
+    const { subscriptionId } = await h.request("events/subscribe", { workspaceFolder: workspace, threadId, afterSeq: view.last_seq });
+    const decided = await h.request("runs/decide", { workspaceFolder: workspace, threadId, decisions: [{ tool_call_id: "call_w1", decision: "approve" }] });
+    const end = await h.waitEvent(subscriptionId, (e) => e.event === "end" && e.run_id === decided.run_id);
+    assert.equal((end.data as { stop_reason?: string }).stop_reason, "approval", "the continued turn's next write asks");
+    assert.ok(existsSync(join(workspace, "first.txt")));
+    assert.equal(existsSync(join(workspace, "second.txt")), false);
+    const after = await h.request("threads/state", { workspaceFolder: workspace, threadId });
+    assert.deepEqual(after.pending_approvals?.map((p) => p.tool_call_id), ["call_w2"]);
+  } finally {
+    await h.close();
+  }
+});
+
 test("deerflow.subagents.enabled reaches the harness: the panel's runs offer the task tool only when it is on", async () => {
   const { workspace, dataDir } = sandboxDirs();
   const h = startHarness();

@@ -66,6 +66,38 @@ export function parsePolicySpec(spec: string): PolicyOverrides {
   return out;
 }
 
+const STRICTNESS: Readonly<Record<ApprovalMode, number>> = { auto: 0, ask: 1, deny: 2 };
+
+/** The stricter of two modes: deny over ask over auto. */
+export function stricterMode(a: ApprovalMode, b: ApprovalMode): ApprovalMode {
+  return STRICTNESS[a] >= STRICTNESS[b] ? a : b;
+}
+
+/**
+ * The policy of a run that continues a paused turn (a decision, or a message that answers the
+ * waiting calls), from the policy the paused run had: no continuation loosens what the turn
+ * started with. Per class the stricter of the two, except the classes the decider names for this
+ * invocation (`deerflow approve --approval CLASS=MODE`, the operator's own flag), which replace
+ * the paused run's. Whoever decides in the editor or through serve names none: a settings change
+ * made while calls wait applies from the next new run on.
+ */
+export function continuedPolicy(paused: PolicyOverrides, current: ApprovalPolicy, explicit: PolicyOverrides = {}): ApprovalPolicy {
+  const out = { ...current };
+  for (const c of TOOL_CLASSES) {
+    const before = paused[c];
+    if (explicit[c] === undefined && before !== undefined) out[c] = stricterMode(before, current[c]);
+  }
+  return out;
+}
+
+/** A stored policy read back (thread metadata): only well-formed CLASS: MODE entries count. */
+export function storedPolicy(value: unknown): PolicyOverrides | undefined {
+  if (!value || typeof value !== "object" || Array.isArray(value)) return undefined;
+  const out: PolicyOverrides = {};
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) if (isClass(k) && typeof v === "string" && isMode(v)) out[k] = v;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** The overrides as the same spec text (for logs and the run's stored context). */
 export function formatPolicy(policy: ApprovalPolicy): string {
   return TOOL_CLASSES.map((c) => `${c}=${policy[c]}`).join(",");

@@ -76,6 +76,7 @@ export const COMMANDS: CommandSpec[] = [
                  [--reject CALL_ID]...) [--reason TEXT] [--always-allow TOOL]... [--json] [--data-dir DIR]`,
     details: [
       'Decides every tool call the thread waits on, then continues the run and streams like run (same output, same exit codes). Rejected calls answer the model "Rejected by the user: <reason>". Takes run\'s model, sandbox, --max-turns and --approval flags; without them it continues with the paused run\'s model and host-command setting. A yes covers the call it names once.',
+      "The continued run keeps the approval policy the paused run had (a write=ask given to run still asks for the next write): per class the stricter of that and the configuration. Only a class named in approve's own --approval takes the new mode (e.g. --approval write=auto).",
       "--always-allow TOOL also keeps the card's rule for this thread: bash commands whose every sub-command starts with the card's prefix, in the same sandbox kind; other tools' calls of the same class; never a protected write.",
     ],
     run: approveCommand,
@@ -275,11 +276,14 @@ export const COMMANDS: CommandSpec[] = [
     name: "serve",
     summary: "Serve DeerFlow's LangGraph-compatible HTTP API (and VS Code's remote harness)",
     synopsis: `deerflow serve --workspace [NAME=]DIR... [--data-dir DIR] [--database URL|sqlite] [--port N]
-               [--host H] [--token-file F] [--model NAME] [--base-url URL] [--sandbox CHOICE]`,
+               [--host H] [--token-file F] [--model NAME] [--base-url URL] [--sandbox CHOICE]
+               [--allow-origin ORIGIN]...`,
     details: [
       "DeerFlow's LangGraph-compatible HTTP API (threads, runs, runs/stream, join, cancel, state, history) for @langchain/langgraph-sdk clients. Bearer token from --token-file (or generated and printed once on stderr); 127.0.0.1:2024 unless --host/--port say otherwise.",
       "--database postgres://… (or config database: {backend: postgres, postgres_url: $DATABASE_URL}) shares one Postgres between several serve processes; the default is the data dir's SQLite.",
       "VS Code uses it as its harness through ws://HOST:PORT/rpc (deerflow.harness.url).",
+      "Browsers: a request with an Origin header must come from serve's own origin (its Host, or a proxy's X-Forwarded-Proto/X-Forwarded-Host or Forwarded) or an --allow-origin ORIGIN (scheme://host[:port], repeatable), else 403; the /rpc upgrade too. Host must be a name of the bound address (127.0.0.1, localhost, [::1] on loopback; every interface's address and the host name on 0.0.0.0) or an --allow-origin host, so a DNS-rebinding page gets a 403: behind a proxy that passes its own host name, give that as --allow-origin https://NAME.",
+      "At most 64 event streams (runs/stream, …/runs/ID/stream) at a time per token; more get 429 until one closes.",
     ],
     run: serveCommand,
   },

@@ -116,6 +116,9 @@ export async function runCommand(argv: string[]): Promise<number> {
  * like `run` (same JSON Lines, same exit codes). Every pending call is decided in one command,
  * or nothing runs (usage error naming the undecided calls). Without --model/--base-url/
  * --allow-host-commands it resumes with what the paused run had: the decision continues that turn.
+ * The same for the approval policy, class by class: the paused run's mode stays where it is
+ * stricter than the configuration's, and only a class named in this command's --approval takes
+ * the new mode.
  */
 export async function approveCommand(argv: string[]): Promise<number> {
   const v = parse(argv, approveOptions, "approve");
@@ -262,6 +265,8 @@ async function streamedRun(v: RunFlags, req: StreamedRunRequest): Promise<number
           },
           bashTimeoutMs: config.sandbox.bash_timeout_seconds * 1000,
           approval: { ...config.approval, ...approval },
+          // A decision keeps the paused turn's policy except for the classes named here (runs/gateway.ts).
+          ...(approval ? { approvalExplicit: approval } : {}),
           ...(memory ? { memory: memory.wiring } : {}),
           // The CLI's workspace is the operator's own choice: its project skills load.
           skills: { workspaceFolder: store.workspaceFolder, workspaceTrusted: true, dataDir, ...(config.skills ? { config: config.skills } : {}), warn: (m) => process.stderr.write(`deerflow: ${m}\n`) },

@@ -19,7 +19,7 @@ import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
 import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";
-import type { ApprovalPolicy } from "../approvals/policy.js";
+import { continuedPolicy, storedPolicy, type ApprovalPolicy, type PolicyOverrides } from "../approvals/policy.js";
 import { checkDecisions, decideAll, describePending } from "../approvals/resume.js";
 import type { ThreadRecord } from "../store/threads.js";
 import { subagentSettings, type SubagentSettings } from "../subagents/config.js";
@@ -106,6 +106,12 @@ export interface GatewayServices {
   allowHostCommands: boolean;
   /** The operator's approval policy for this run's sandbox (CLI flag, config, user/machine settings). */
   approvalPolicy: ApprovalPolicy;
+  /**
+   * The classes this invocation's operator set explicitly (`deerflow approve --approval`): a run
+   * that continues a paused turn takes these as given and keeps the paused run's other classes
+   * where they are stricter (approvals/policy.ts continuedPolicy).
+   */
+  approvalExplicit?: PolicyOverrides;
 }
 
 /** What the run that paused on approvals ran with, so a decision can continue the same turn (CLI). */
@@ -117,11 +123,19 @@ export interface PausedRun {
   allow_host_commands: boolean;
   /** The paused turn may hold `task` calls: its decision runs with the `task` tool too. */
   subagents?: boolean;
+  /**
+   * The approval policy the paused run had, every class (absent on pauses recorded before it was
+   * kept): the run that continues the turn is never looser (startRun, continuedPolicy).
+   */
+  approval?: PolicyOverrides;
 }
 
 export function pausedRunOf(thread: ThreadRecord): PausedRun | undefined {
   const p = thread.metadata.paused_run as Partial<PausedRun> | undefined;
-  return p && typeof p.model === "string" && typeof p.run_id === "string" ? (p as PausedRun) : undefined;
+  if (!p || typeof p.model !== "string" || typeof p.run_id !== "string") return undefined;
+  const { approval: raw, ...rest } = p;
+  const approval = storedPolicy(raw);
+  return { ...(rest as PausedRun), ...(approval ? { approval } : {}) };
 }
 
 /** The calls a thread waits on, as the worker mirrored them from the checkpoint into the thread row. */
@@ -174,6 +188,11 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
   const planMode = req.planMode ?? context.plan_mode === true;
   const prompt = scrubSecrets(req.prompt) as string;
   const files = req.files ?? [];
+  // A run that decides the paused calls continues that turn: it keeps the policy the turn
+  // started with (a `write=ask` given to `deerflow run` still asks for the next write), unless
+  // the decider's own flags say otherwise for a class.
+  const pausedPolicy = approvals ? pausedRunOf(thread)?.approval : undefined;
+  const approvalPolicy = pausedPolicy ? continuedPolicy(pausedPolicy, s.approvalPolicy, s.approvalExplicit) : s.approvalPolicy;
   // Before admission: a thread folder the sandbox replaced with a link refuses the run
   // (HarnessError "thread_folder_redirected"), and no run is left pending for it.
   const dirs = ensureThreadDirs(s.workspaceFolder, req.threadId);
@@ -206,7 +225,7 @@ export function startRun(s: GatewayServices, req: StartRunRequest): { admission:
       chain: chainSettings(s.config, req.maxTokensPerRun),
       turns: { maxTurns: req.maxTurns ?? s.config.max_turns, ...(s.config.max_recursion_limit ? { maxRecursionLimit: s.config.max_recursion_limit } : {}) },
       allowHostCommands: s.allowHostCommands,
-      approvalPolicy: s.approvalPolicy,
+      approvalPolicy,
       ...(approvals ? { approvals } : {}),
       ...(req.timeoutMs ? { timeoutMs: req.timeoutMs } : {}),
       prompt: req.prompt,

@@ -60,6 +60,8 @@ export interface LaunchServices {
   bashTimeoutMs?: number;
   /** The operator's approval policy (CLI `--approval`, config, user/machine settings); unnamed classes keep the defaults for the sandbox's kind. */
   approval?: PolicyOverrides;
+  /** The classes of `approval` the operator set for this invocation (`deerflow approve --approval`): a continued turn takes these as given (runs/gateway.ts). */
+  approvalExplicit?: PolicyOverrides;
   /** Long-term memory (issue 15); absent → off for this run: no injection, no extraction. */
   memory?: MemoryWiring;
   /** The workspace's skills (issue 24), snapshotted by the worker at the run's start; absent → none. */
@@ -134,6 +136,7 @@ export function launchRun(s: LaunchServices, req: LaunchRequest, hooks: LaunchHo
       config: s.config,
       allowHostCommands: sandbox.allowHostCommands,
       approvalPolicy: resolvePolicy(sandbox.kind, s.approval),
+      ...(s.approvalExplicit ? { approvalExplicit: s.approvalExplicit } : {}),
     },
     { ...rest, files },
   );

@@ -184,6 +184,8 @@ export async function executeRun(s: WorkerServices, admission: Admission, ctx: R
             ...(ctx.model.adHoc && ctx.model.baseURL ? { base_url: ctx.model.baseURL } : {}),
             allow_host_commands: ctx.allowHostCommands,
             ...(ctx.subagents ? { subagents: true } : {}),
+            // The policy this turn ran with: the run that continues it is never looser (runs/gateway.ts).
+            approval: { ...ctx.approvalPolicy },
           }
         : undefined,
     );

@@ -2,8 +2,9 @@
  * `deerflow serve`'s HTTP API (Hono): the subset of the LangGraph Platform API that
  * `@langchain/langgraph-sdk` and DeerFlow's web UI use, over the same run system as the CLI and
  * the panel. Every run goes through launchRun (runs/launcher.ts → startRun); nothing here
- * prepares a run itself. Every request needs the bearer token or a signed-in session (session.ts); bad input is a 4xx with
- * a JSON `{error, message}`, never a stack.
+ * prepares a run itself. Every request needs the bearer token or a signed-in session (session.ts),
+ * from a page of the server's own origin (or an `--allow-origin` one) and under a host name it
+ * answers to (origin.ts); bad input is a 4xx with a JSON `{error, message}`, never a stack.
  */
 import { randomUUID } from "node:crypto";
 import { Hono, type Context } from "hono";
@@ -19,8 +20,10 @@ import { validateThreadId } from "../threads/threadDirs.js";
 import type { RunRecord } from "../store/runs.js";
 import type { ThreadRecord } from "../store/threads.js";
 import { mountAuth, serveAuth } from "./session.js";
+import { originGuard, type OriginPolicy } from "./origin.js";
 import { mountGateway } from "./gateway.js";
 import { modesFilter, resumePoint, streamRun } from "./stream.js";
+import { StreamSlots } from "./streamSlots.js";
 import { ASSISTANT_ID, runView, stateView, threadView } from "./views.js";
 import type { ServedWorkspace, Workspaces } from "./workspaces.js";
 import { readThreadState } from "../threads/threadStateView.js";
@@ -32,14 +35,19 @@ export interface ServeOptions {
   runs: Runs;
   config: HarnessConfig;
   token: string;
+  /** Which pages (Origin) and host names (Host) the server answers: `--host` and `--allow-origin` (origin.ts). */
+  origins: OriginPolicy;
   /** `--model` / `--base-url`: the default of a run that names no `context.model_name`. */
   model?: string;
   baseURL?: string;
   log: (line: string) => void;
+  /** Lines for DEERFLOW_SERVE_DEBUG=1 only (event streams opening and closing). */
+  debug?: (line: string) => void;
 }
 
 /** HTTP status of a HarnessError code: the caller's mistake (4xx) or ours (500). */
-function statusOf(code: string): 400 | 403 | 404 | 409 | 500 {
+function statusOf(code: string): 400 | 403 | 404 | 409 | 429 | 500 {
+  if (code === "too_many_streams") return 429;
   if (code === "thread_not_found" || code === "run_not_found" || code === "file_not_found") return 404;
   if (code === "path_denied" || code === "path_protected") return 403;
   if (code === "thread_busy" || code === "approval_pending" || code === "thread_exists") return 409;
@@ -179,6 +187,8 @@ export function createApp(o: ServeOptions): Hono {
   const notFound = (c: Context) => c.json({ error: "not_found", message: `No route ${c.req.method} ${c.req.path}.` }, 404);
   app.onError(onError);
   app.notFound(notFound);
+  // A page on another origin, or a host name this server is not (DNS rebinding): 403 before anything else.
+  app.use("*", originGuard(o.origins));
   // The bearer token, or DeerFlow's web UI's session cookie (./session.ts).
   app.use("*", serveAuth(o.token));
   // A request body is a message and its settings, never a file upload: 4 MB is plenty, and no
@@ -188,7 +198,7 @@ export function createApp(o: ServeOptions): Hono {
   mountAuth(app, o.token);
   mountGateway(app, { workspaces: o.workspaces, config: o.config, ...(o.model ? { model: o.model } : {}) });
   // The LangGraph API: at the root for SDK clients, and under /api as DeerFlow's gateway serves it.
-  const lg = langGraphRoutes(o);
+  const lg = langGraphRoutes(o, new StreamSlots());
   lg.onError(onError);
   lg.notFound(notFound);
   app.route("/api", lg);
@@ -196,7 +206,7 @@ export function createApp(o: ServeOptions): Hono {
   return app;
 }
 
-function langGraphRoutes(o: ServeOptions): Hono {
+function langGraphRoutes(o: ServeOptions, slots: StreamSlots): Hono {
   const app = new Hono();
   const threadOf = (id: string) => {
     validateThreadId(id);
@@ -252,13 +262,20 @@ function langGraphRoutes(o: ServeOptions): Hono {
 
   const location = (c: Context, run: RunRecord) => `${prefixOf(c)}/threads/${run.thread_id}/runs/${run.run_id}`;
 
-  const sse = (c: Context, ws: ServedWorkspace, run: RunRecord, from: NonNullable<ReturnType<typeof resumePoint>>, streamMode: unknown) => {
+  /** An event stream in a slot taken with slots.acquire() (a 429 past the cap), freed when the stream ends or its client goes. */
+  const sse = (c: Context, ws: ServedWorkspace, run: RunRecord, from: NonNullable<ReturnType<typeof resumePoint>>, streamMode: unknown, release: () => void) => {
     c.header("Content-Location", location(c, run));
     c.header("Location", `${location(c, run)}/stream`);
     const res = streamSSE(c, async (s) => {
       const abort = new AbortController();
       s.onAbort(() => abort.abort());
-      await streamRun(s, ws.manager, run, { ...from, include: modesFilter(streamMode), signal: abort.signal, checkpointer: ws.store.checkpointer });
+      o.debug?.(`event stream of run ${run.run_id} opened (${slots.count} open)`);
+      try {
+        await streamRun(s, ws.manager, run, { ...from, include: modesFilter(streamMode), signal: abort.signal, checkpointer: ws.store.checkpointer });
+      } finally {
+        release();
+        o.debug?.(`event stream of run ${run.run_id} closed (${slots.count} open)`);
+      }
     });
     // A proxy (Next's dev server, nginx) must pass each event on as it comes: without
     // no-transform Next gzips the stream and holds it to the end.
@@ -371,8 +388,15 @@ function langGraphRoutes(o: ServeOptions): Hono {
   });
 
   app.post("/threads/:id/runs/stream", async (c) => {
-    const { ws, run, streamMode } = await launch(c, c.req.param("id"));
-    return sse(c, ws, run, { afterSeq: 0 }, streamMode);
+    // The slot first: a stream refused for the cap starts no run.
+    const release = slots.acquire();
+    try {
+      const { ws, run, streamMode } = await launch(c, c.req.param("id"));
+      return sse(c, ws, run, { afterSeq: 0 }, streamMode, release);
+    } catch (err) {
+      release();
+      throw err;
+    }
   });
 
   // Create, wait for the end, answer the thread's state (LangGraph's runs/wait).
@@ -399,7 +423,13 @@ function langGraphRoutes(o: ServeOptions): Hono {
     // -1 is the SDK's "from the start" (its reconnect after a page reload): the whole run again.
     const from = resumePoint(c.req.header("Last-Event-ID"));
     if (!from) throw new HarnessError("invalid_params", "Last-Event-ID must be an event id this server sent, or -1.");
-    return sse(c, ws, run, from, c.req.queries("stream_mode"));
+    const release = slots.acquire();
+    try {
+      return sse(c, ws, run, from, c.req.queries("stream_mode"), release);
+    } catch (err) {
+      release();
+      throw err;
+    }
   });
 
   app.get("/threads/:id/runs/:run/join", async (c) => {

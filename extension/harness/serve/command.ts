@@ -3,8 +3,10 @@
  *
  *   deerflow serve --workspace [NAME=]DIR … [--data-dir DIR] [--database URL|sqlite] [--port N]
  *                  [--host H] [--token-file F] [--model NAME] [--base-url URL] [--sandbox CHOICE]
+ *                  [--allow-origin ORIGIN]…
  *
- * Listens on 127.0.0.1 unless --host says otherwise. Prints one JSON line on stdout once it
+ * Listens on 127.0.0.1 unless --host says otherwise; answers the host names of its address and
+ * pages of its own origin, and those of each --allow-origin (origin.ts). Prints one JSON line on stdout once it
  * listens: {"event":"listening","url":…,"database":…} (the database without its password); a
  * generated token is printed once, on stderr. Several processes on one Postgres each execute
  * the runs they admitted (a lease each) and any of them streams any run. SIGTERM/SIGINT: this
@@ -20,6 +22,7 @@ import { parseSandboxChoice, type SandboxChoice } from "../sandbox/select.js";
 import { chooseDatabase } from "../store/postgres/config.js";
 import { redactUrl } from "../store/postgres/url.js";
 import { createApp } from "./app.js";
+import { originPolicy, parseAllowOrigin } from "./origin.js";
 import { loadToken } from "./auth.js";
 import { checkWorkspaceNames, parseWorkspaceSpec, Workspaces } from "./workspaces.js";
 import { RpcHub } from "./rpc.js";
@@ -43,6 +46,7 @@ const options = {
   model: { type: "string" },
   "base-url": { type: "string" },
   sandbox: { type: "string" },
+  "allow-origin": { type: "string", multiple: true },
 } as const;
 
 export async function serveCommand(argv: string[]): Promise<number> {
@@ -57,7 +61,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   let config;
   let database;
   let token;
+  let allowOrigins: string[];
   try {
+    allowOrigins = (v["allow-origin"] ?? []).map(parseAllowOrigin);
     if (v.sandbox !== undefined) sandbox = parseSandboxChoice(v.sandbox);
     config = loadHarnessConfig(dataDir);
     database = chooseDatabase(v.database, config.database);
@@ -89,7 +95,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
     if (err instanceof HarnessError) throw valueUsageError("serve", redactUrl(err.message));
     throw err;
   }
-  const hub = new RpcHub(token.token);
+  // Pages and host names answered (origin.ts): the bound address's names and the --allow-origin entries.
+  const origins = originPolicy(host, allowOrigins);
+  const hub = new RpcHub(token.token, origins);
   const harness = new HarnessWorkspaces(session, logger, (p) => hub.broadcast("sandbox/status", p), {
     folders,
     ...(database.url ? { database: database.url } : {}),
@@ -114,6 +122,8 @@ export async function serveCommand(argv: string[]): Promise<number> {
     runs,
     config: session.config,
     token: token.token,
+    origins,
+    debug: (line) => logger.debug(line),
     ...(v.model ? { model: v.model } : {}),
     ...(v["base-url"] ? { baseURL: v["base-url"] } : {}),
     log,

@@ -6,7 +6,9 @@
  * served folders only), one Runs, one memory. What differs is said here:
  *
  * - The upgrade needs the bearer token, like every HTTP route; without it the answer is a 401 and
- *   no socket. The token is the operator's trust: a client holding it may approve a served
+ *   no socket. Before the token, the same Origin and Host check as every HTTP route (origin.ts):
+ *   a browser page of another origin (cross-site WebSocket hijacking) or a host name the server
+ *   does not answer to (DNS rebinding) gets a 403. VS Code's socket sends no Origin. The token is the operator's trust: a client holding it may approve a served
  *   folder's dev container or MCP servers (code that runs on the server, never on the client).
  * - `harness/initialize` does not take the client's data directory or settings: the server keeps
  *   its own configuration, models and sandbox, and answers with what it serves (`remote`).
@@ -30,6 +32,7 @@ import { HarnessError } from "../errors.js";
 import { handlers, registerHandlers, type HarnessServices, type Handlers } from "../server/handlers.js";
 import { Subscriptions } from "../server/subscriptions.js";
 import { bearerMatches } from "./auth.js";
+import { checkOrigin, type OriginPolicy } from "./origin.js";
 
 export const RPC_PATH = "/rpc";
 /** A ping every interval; a socket that did not answer the previous one is closed. */
@@ -59,7 +62,10 @@ export class RpcHub {
   private o: RpcServices | undefined;
 
   /** The hub exists before the services that notify through it; `serve` hands them over. */
-  constructor(private readonly token: string) {
+  constructor(
+    private readonly token: string,
+    private readonly origins: OriginPolicy,
+  ) {
     this.keepalive = setInterval(() => this.ping(), KEEPALIVE_MS);
     this.keepalive.unref();
   }
@@ -92,6 +98,8 @@ export class RpcHub {
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const path = new URL(req.url ?? "/", "http://localhost").pathname;
     if (path !== RPC_PATH) return refuse(socket, 404, "not_found", `No WebSocket endpoint at ${path}; the harness protocol is at ${RPC_PATH}.`);
+    const refused = checkOrigin((name) => headerOf(req, name), this.origins);
+    if (refused) return refuse(socket, 403, refused.code, refused.message);
     if (!bearerMatches(req.headers.authorization, this.token)) {
       return refuse(socket, 401, "unauthorized", "This server needs its bearer token: Authorization: Bearer <token>.");
     }
@@ -179,10 +187,18 @@ export class RpcHub {
   }
 }
 
+/** One request header as a string (Node joins repeated ones; Host and Origin come once). */
+function headerOf(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name.toLowerCase()];
+  return Array.isArray(v) ? v.join(", ") : v;
+}
+
+const REASONS = { 401: "Unauthorized", 403: "Forbidden", 404: "Not Found" } as const;
+
 /** An HTTP answer to an upgrade we do not take, JSON like every other refusal, then the socket closes. */
-function refuse(socket: Duplex, status: 401 | 404, error: string, message: string): void {
+function refuse(socket: Duplex, status: 401 | 403 | 404, error: string, message: string): void {
   const body = JSON.stringify({ error, message });
-  const reason = status === 401 ? "Unauthorized" : "Not Found";
+  const reason = REASONS[status];
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `${status === 401 ? 'WWW-Authenticate: Bearer realm="deerflow"\r\n' : ""}Connection: close\r\n\r\n${body}`,

@@ -4,8 +4,9 @@
  * and follows it through the journal (`events/subscribe`) as the panel does.
  *
  * The response: the answer as markdown while it streams; each tool call as a `progress` line;
- * presented artifacts as `anchor`s that open the file; tool calls that wait on the user as
- * Approve / Reject / Open in Panel `button`s (no stable confirmation part exists). Chat's Stop
+ * presented artifacts as `anchor`s that open the file; tool calls that wait on the user with their
+ * arguments in full, escaped (approvalText.ts), and Approve / Reject / Open in Panel `button`s (no
+ * stable confirmation part exists; no Approve when the arguments were too long to show). Chat's Stop
  * stops following the run and asks whether to cancel the run itself; a run that outlives the chat
  * turn keeps running in the harness, and the next request says so with a button to open it.
  * The run's model is the one DeerFlow has selected (the panel's picker, Select Model: configured
@@ -25,6 +26,7 @@ import { VSCODE_LM_PREFIX } from "../../protocol/lm.js";
 import type { Ctx } from "../context.js";
 import { errorText } from "../harnessClient.js";
 import { outcomeLabel, toolOutcome, type ToolOutcome, type ToolResultLike } from "../../protocol/toolOutcome.js";
+import { chatApprovalText } from "./approvalText.js";
 
 export const PARTICIPANT_ID = "deerflow.chat";
 export const DECIDE_COMMAND = "deerflow.chat.decide";
@@ -39,6 +41,8 @@ interface ShownDecision {
   threadId: string;
   model?: string;
   toolCallIds: string[];
+  /** Every argument was shown: a yes may come from here (else only a no, or the panel). */
+  approvable: boolean;
 }
 const shownDecisions = new Map<string, ShownDecision>();
 
@@ -67,15 +71,18 @@ function files(request: vscode.ChatRequest): string[] {
   return [...new Set(out)];
 }
 
+/**
+ * The waiting calls with their arguments in full, escaped (chat/approvalText.ts), and what may be
+ * decided here: Approve only when every argument was shown; Reject and Open in Panel always.
+ */
 function approvalButtons(stream: vscode.ChatResponseStream, folder: string, threadId: string, model: string | undefined, pending: PendingApproval[]): void {
-  stream.markdown(`\n\n**Waiting for your decision** on ${pending.length === 1 ? "this call" : `these ${pending.length} calls`}:\n`);
-  for (const p of pending) stream.markdown(`\n- \`${p.name}\`: ${p.reason}`);
-  stream.markdown("\n\n");
+  const { markdown, complete } = chatApprovalText(pending);
+  stream.markdown(new vscode.MarkdownString(markdown));
   // The decided calls run on the model the chat turn used (else runs/decide takes the default model).
   const key = randomUUID();
-  shownDecisions.set(key, { folder, threadId, ...(model ? { model } : {}), toolCallIds: pending.map((p) => p.tool_call_id) });
+  shownDecisions.set(key, { folder, threadId, ...(model ? { model } : {}), toolCallIds: pending.map((p) => p.tool_call_id), approvable: complete });
   const decide = (decision: "approve" | "reject") => [{ key, decision }];
-  stream.button({ command: DECIDE_COMMAND, title: "Approve", arguments: decide("approve") });
+  if (complete) stream.button({ command: DECIDE_COMMAND, title: "Approve", arguments: decide("approve") });
   stream.button({ command: DECIDE_COMMAND, title: "Reject", arguments: decide("reject") });
   stream.button({ command: "deerflow.openPanel", title: "Open in Panel" });
 }
@@ -240,6 +247,11 @@ export function registerChatParticipant(ctx: Ctx): vscode.Disposable[] {
     const decision: "approve" | "reject" | undefined = arg?.decision === "approve" || arg?.decision === "reject" ? arg.decision : undefined;
     if (!shown || !decision) {
       void vscode.window.showErrorMessage("DeerFlow: these calls were already decided here, or the buttons are from an earlier session. Open the panel to decide them.");
+      return undefined;
+    }
+    // A yes covers what was shown: calls whose arguments did not fit are approved in the panel.
+    if (decision === "approve" && !shown.approvable) {
+      void vscode.window.showErrorMessage("DeerFlow: these calls' arguments were too long to show in the chat. Open the panel to read them and decide.");
       return undefined;
     }
     shownDecisions.delete(arg!.key as string);

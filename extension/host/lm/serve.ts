@@ -14,6 +14,8 @@ import type { LmChatParams, LmChatResult, LmMessage, LmStreamPart } from "../../
 import type { HarnessClient } from "../harnessClient.js";
 import { errorText } from "../harnessClient.js";
 import { lmErrorCode } from "./errors.js";
+import { lmChatRefusal, SHARE_SETTING } from "./share.js";
+import { trustedSettingValue } from "../trustedSetting.js";
 
 const JUSTIFICATION = "DeerFlow runs its agent on the model you picked: each step of a run is one request.";
 
@@ -95,9 +97,18 @@ async function estimateUsage(
   }
 }
 
-/** Serves the harness's `lm/chat` requests for as long as the returned disposable lives. */
+/**
+ * Serves the harness's `lm/chat` requests for as long as the returned disposable lives: the local
+ * harness's always, a remote harness's only when the user shared the editor's models with that
+ * server (lm/share.ts; read per request, so a settings change applies to the next one).
+ */
 export function serveLanguageModels(harness: HarnessClient, log: vscode.LogOutputChannel): vscode.Disposable {
-  return harness.onRequest("lm/chat", async (params, token) => {
+  return harness.onRequest("lm/chat", async (params, token, source) => {
+    const refusal = lmChatRefusal(source, trustedSettingValue(vscode.workspace.getConfiguration("deerflow").inspect<unknown>(SHARE_SETTING), []));
+    if (refusal) {
+      log.warn(refusal);
+      throw new ResponseError(-32000, refusal, { code: "lm_no_permissions" });
+    }
     try {
       return await chat(harness, params, token);
     } catch (err) {

@@ -5,7 +5,8 @@
  * The token goes in the upgrade request's `Authorization: Bearer` header, never in the URL (a
  * URL ends up in logs, proxies and process listings). Failures are classified for the caller:
  * `unauthorized` (the server answered the upgrade with 401/403: retrying cannot help, the user
- * must set the token) and `unreachable` (refused, reset, timed out, DNS, any other answer: the
+ * must set the token, or, when serve's Host/Origin check refused the name the URL uses, start
+ * serve with --allow-origin: its message says which) and `unreachable` (refused, reset, timed out, DNS, any other answer: the
  * server may come back, so the caller retries with backoff).
  *
  * No `vscode` import: the unit tests connect it to a real `ws` server.
@@ -65,6 +66,16 @@ function isLoopback(hostname: string): boolean {
   return h === "localhost" || h.endsWith(".localhost") || h === "::1" || /^127(\.\d{1,3}){3}$/.test(h);
 }
 
+/** serve's message when its Host or Origin check refused the upgrade (a 403 `host_denied` / `origin_denied`). */
+function hostRefusal(body: string): string | undefined {
+  try {
+    const b = JSON.parse(body) as { error?: unknown; message?: unknown };
+    return (b.error === "host_denied" || b.error === "origin_denied") && typeof b.message === "string" ? b.message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The URL as logs and the status bar show it (scheme, host, port, path: never a credential). */
 export function displayUrl(harnessUrl: string): string {
   const u = new URL(harnessUrl);
@@ -106,22 +117,30 @@ export function connectRemote(harnessUrl: string, token: string | undefined, sig
     };
     const onAbort = (): void => fail(new RemoteConnectError("unreachable", `Connecting to ${shown} was cancelled.`));
     signal?.addEventListener("abort", onAbort, { once: true });
+    // 401/403: retrying cannot help. The token, unless serve's Host/Origin check (serve/origin.ts) says why in its 403's JSON body.
+    const refused = (status: number, body = ""): RemoteConnectError => {
+      const why = status === 403 ? hostRefusal(body) : undefined;
+      if (why) return new RemoteConnectError("unauthorized", `The remote harness at ${shown} refused this connection: ${why}`, status);
+      return new RemoteConnectError(
+        "unauthorized",
+        token
+          ? `The remote harness at ${shown} refused the token (HTTP ${status}). Set the right one with DeerFlow: Set Remote Harness Token.`
+          : `The remote harness at ${shown} needs a token (HTTP ${status}). Set it with DeerFlow: Set Remote Harness Token.`,
+        status,
+      );
+    };
     socket.once("unexpected-response", (_req, res) => {
       const status = res.statusCode ?? 0;
-      res.resume();
-      if (status === 401 || status === 403) {
-        fail(
-          new RemoteConnectError(
-            "unauthorized",
-            token
-              ? `The remote harness at ${shown} refused the token (HTTP ${status}). Set the right one with DeerFlow: Set Remote Harness Token.`
-              : `The remote harness at ${shown} needs a token (HTTP ${status}). Set it with DeerFlow: Set Remote Harness Token.`,
-            status,
-          ),
-        );
-      } else {
-        fail(new RemoteConnectError("unreachable", `The remote harness at ${shown} answered HTTP ${status} instead of opening /rpc (is it deerflow serve, and recent enough?).`, status));
+      if (status === 403) {
+        let body = "";
+        res.setEncoding("utf8").on("data", (d: string) => (body = (body + d).slice(0, 4096)));
+        res.once("end", () => fail(refused(status, body)));
+        res.once("error", () => fail(refused(status)));
+        return;
       }
+      res.resume();
+      if (status === 401) fail(refused(status));
+      else fail(new RemoteConnectError("unreachable", `The remote harness at ${shown} answered HTTP ${status} instead of opening /rpc (is it deerflow serve, and recent enough?).`, status));
     });
     socket.once("error", (err: NodeJS.ErrnoException) => {
       fail(new RemoteConnectError("unreachable", `Cannot reach the remote harness at ${shown}: ${err.code ?? err.message}.`));

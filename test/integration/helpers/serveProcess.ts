@@ -70,12 +70,12 @@ export async function startServe(args: string[], env: NodeJS.ProcessEnv = {}, ru
  * the default (`--model scripted --base-url`), the local sandbox, on the data dir's SQLite or, in
  * the Postgres tier, on Postgres.
  */
-export async function startScriptedServe(modelUrl: string): Promise<{ serve: ServeProcess; dirs: Dirs; database: string | undefined }> {
+export async function startScriptedServe(modelUrl: string, extra: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<{ serve: ServeProcess; dirs: Dirs; database: string | undefined }> {
   const dirs = sandboxDirs();
   const database = testWorkspaceDatabase(dirs.dataDir);
   const serve = await startServe([
     "--workspace", `main=${dirs.workspace}`, "--data-dir", dirs.dataDir,
-    "--model", "scripted", "--base-url", modelUrl, "--sandbox", "local", ...(database ? ["--database", database] : []),
-  ]);
+    "--model", "scripted", "--base-url", modelUrl, "--sandbox", "local", ...(database ? ["--database", database] : []), ...extra,
+  ], env);
   return { serve, dirs, database };
 }

@@ -4,7 +4,7 @@ import { test } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
-import { defaultPolicy, parsePolicySpec, resolvePolicy } from "../../../extension/harness/approvals/policy.js";
+import { continuedPolicy, defaultPolicy, parsePolicySpec, resolvePolicy, storedPolicy } from "../../../extension/harness/approvals/policy.js";
 import { classifyToolCall } from "../../../extension/harness/approvals/classify.js";
 import { verdictFor, unansweredCalls } from "../../../extension/harness/middlewares/approval.js";
 import { checkDecisions, decideAll, resumeInput } from "../../../extension/harness/approvals/resume.js";
@@ -111,4 +111,26 @@ test("decisions on a legacy batch: calls sharing an id take one decision and are
   assert.deepEqual(r.resume.granted, []);
   const n = resumeInput(legacy, decideAll(legacy, "reject"), []);
   assert.deepEqual(n.input.messages.map((m) => m.tool_call_id), ["old"], "a no for a shared id answers neither call");
+});
+
+test("a continued turn is never looser than the paused run: per class the stricter mode, except the classes the decider names", () => {
+  const paused = resolvePolicy("local", { write: "ask", mcp: "deny" });
+  const current = resolvePolicy("devcontainer", { web: "deny" }); // shell=auto in a container, write=auto, mcp=ask
+  const kept = continuedPolicy(paused, current);
+  assert.equal(kept.write, "ask", "ask beats auto");
+  assert.equal(kept.mcp, "deny", "deny beats ask");
+  assert.equal(kept.shell, "ask", "the host's shell=ask holds for a turn that paused on the host");
+  assert.equal(kept.web, "deny", "the continuation's own stricter mode holds too");
+  assert.equal(kept.read, "auto");
+  const named = continuedPolicy(paused, resolvePolicy("local", { write: "auto" }), { write: "auto" });
+  assert.equal(named.write, "auto", "approve --approval write=auto is the operator's word");
+  assert.equal(named.mcp, "deny", "unnamed classes still inherit");
+  assert.deepEqual(continuedPolicy({}, current), current, "a pause recorded before policies were kept changes nothing");
+});
+
+test("a stored policy is read back entry by entry: anything malformed is dropped, never loosened into", () => {
+  assert.deepEqual(storedPolicy({ write: "ask", shell: "sometimes", bogus: "deny", read: 1 }), { write: "ask" });
+  assert.equal(storedPolicy("write=ask"), undefined);
+  assert.equal(storedPolicy(null), undefined);
+  assert.equal(storedPolicy([]), undefined);
 });

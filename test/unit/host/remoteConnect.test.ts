@@ -135,3 +135,21 @@ test("aborting stops the attempts", async () => {
   }, 10_000);
   await assert.rejects(link.connect(controller.signal), /cancelled/);
 });
+
+test("a 403 from serve's Host/Origin check says why (not the token), and is not retried", async () => {
+  const http = createServer((_req, res) => res.writeHead(404).end());
+  const message = 'This server does not answer to the host name "build-box:2024" (a page on another domain pointing at it?). To serve it under that name, start serve with --allow-origin http(s)://build-box:2024.';
+  http.on("upgrade", (_req: IncomingMessage, socket: Duplex) => {
+    const body = JSON.stringify({ error: "host_denied", message });
+    socket.end(`HTTP/1.1 403 Forbidden\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+  servers.push(http);
+  await new Promise<void>((r) => http.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const err = await connectRemote(url, TOKEN).then(() => assert.fail("connected"), (e: unknown) => e);
+  assert.ok(err instanceof RemoteConnectError);
+  assert.equal(err.code, "unauthorized");
+  assert.equal(err.status, 403);
+  assert.equal(err.message, `The remote harness at ${url} refused this connection: ${message}`);
+  assert.doesNotMatch(err.message, /token/);
+});
