@@ -62,7 +62,7 @@ test("on a terminal: a paused run lists the waiting calls and the deerflow appro
   assert.notEqual(plain, r.text, "colours on a terminal");
   const thread = /thread ([\w-]+)/.exec(plain)?.[1];
   assert.ok(thread, plain);
-  assert.match(plain, /Waiting for your decision on 1 call:\n {2}call_w {2}write_file: .+\n/);
+  assert.match(plain, /Waiting for your decision on 1 call:\n {2}call_w {2}write_file: .+\n {4}\{"description":"write","path":"\/mnt\/user-data\/workspace\/notes.md","content":"beta\\n"\}\n/);
   assert.ok(plain.includes(`Approve: deerflow approve --workspace ${d.workspace} --thread ${thread} --all approve`), plain);
   assert.ok(plain.includes(`Reject:  deerflow approve --workspace ${d.workspace} --thread ${thread} --all reject --reason "why"`), plain);
 });

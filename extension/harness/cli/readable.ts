@@ -116,7 +116,11 @@ export function readablePrinter(o: ReadableOptions): (e: StoredEvent) => void {
     const pending = Array.isArray(data.pending_approvals) ? (data.pending_approvals as PendingApproval[]) : [];
     if (data.stop_reason === "approval" && pending.length > 0) {
       line(paint("33", `Waiting for your decision on ${pending.length === 1 ? "1 call" : `${pending.length} calls`}:`));
-      for (const p of pending) line(`  ${clean(p.tool_call_id)}  ${clean(p.name)}: ${oneLine(p.reason, 160)}`);
+      // Whole, never cut: the line below approves exactly these (a cut command could hide its tail).
+      for (const p of pending) {
+        line(`  ${clean(p.tool_call_id)}  ${clean(p.name)}: ${clean(p.reason)}`);
+        line(dim(`    ${clean(JSON.stringify(p.args))}`));
+      }
       const base = `deerflow approve --workspace ${quoteArg(o.workspace)} --thread ${o.threadId}`;
       line(`Approve: ${base} --all approve`);
       line(`Reject:  ${base} --all reject --reason "why"`);
