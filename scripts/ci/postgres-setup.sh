@@ -56,6 +56,11 @@ free_port() {
     || node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
 }
 
+port_free() {
+  # SO_REUSEADDR as Postgres binds: the stopped server's closed connections may sit in TIME_WAIT.
+  python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1",int(sys.argv[1]))); s.close()' "$1" 2>/dev/null
+}
+
 start() {
   install_server
   local bin
@@ -76,8 +81,11 @@ start() {
       || { tail -n 20 "$DIR/initdb.log" >&2; exit 1; }
   fi
   # A server killed without cleanup leaves postmaster.pid; pg_ctl start copes when its PID is dead.
-  local port
-  port=$(free_port)
+  # A restart keeps its port when it is still free (clients reconnect to the same URL: the outage
+  # test stops and starts the server under a running serve); else a fresh one.
+  local port=""
+  if [ -f "$PORT_FILE" ] && port_free "$(cat "$PORT_FILE")"; then port=$(cat "$PORT_FILE"); fi
+  [ -n "$port" ] || port=$(free_port)
   echo "$port" >"$PORT_FILE"
   log "starting postgres on 127.0.0.1:$port (log: $LOG)"
   touch "$LOG" && chown postgres: "$LOG"

@@ -32,6 +32,7 @@ node --import tsx --test --test-concurrency=2 \
   test/integration/serveRpc.test.ts \
   test/integration/serveValues.test.ts \
   test/postgres/serveWorkers.test.ts \
+  test/postgres/serveOutage.test.ts \
   test/postgres/syncPg.test.ts \
   test/postgres/memoryWorkers.test.ts \
   || status=1

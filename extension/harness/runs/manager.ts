@@ -94,6 +94,10 @@ export class RunManager {
       let reason: string | undefined;
       if (run.status === "running" && run.lease_owner && run.lease_owner !== this.owner && isOwnerGone(run.lease_owner)) {
         reason = "The harness process running this run stopped before it finished.";
+      } else if (run.status === "running" && run.lease_owner === this.owner) {
+        // Ours, yet not executing here (checked above): its worker gave up, e.g. when the database
+        // went away under it and its end could not be written. Nobody else will end it.
+        reason = "The run stopped when its worker lost the database.";
       } else if (run.status === "running" && run.lease_expires_at !== null && run.lease_expires_at + this.graceMs < now && run.lease_owner !== this.owner) {
         reason = "The run's lease expired: its harness process stopped renewing it.";
       } else if (run.status === "pending" && run.created_at + this.leaseTtlMs < now) {

@@ -12,6 +12,7 @@ import { streamSSE } from "hono/streaming";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
 import { HarnessError, errorMessage } from "../errors.js";
+import { isDatabaseUnavailable } from "../store/postgres/errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { launchRun } from "../runs/launcher.js";
 import type { Runs } from "../server/runs.js";
@@ -180,6 +181,12 @@ export function createApp(o: ServeOptions): Hono {
       const status = statusOf(err.code);
       if (status === 500) o.log(`error: ${err.code}: ${err.message}`);
       return c.json({ error: err.code, message: err.message }, status);
+    }
+    // Postgres down or restarting: the client may try again; nothing it sent was wrong.
+    if (isDatabaseUnavailable(err)) {
+      o.log(`database unavailable: ${err.message}`);
+      c.header("Retry-After", "5");
+      return c.json({ error: "database_unavailable", message: "The server's database is not reachable right now; try again in a few seconds." }, 503);
     }
     o.log(`internal error: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
     return c.json({ error: "internal", message: "Internal error; the server's log has the details." }, 500);

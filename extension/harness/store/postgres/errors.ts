@@ -2,6 +2,8 @@
  * Postgres SQLSTATEs as the SQLite codes the stores branch on (stores/threads.ts and runs.ts
  * tell a duplicate primary key from another unique index), so one store serves both databases.
  */
+const NODE_SOCKET_ERROR = /^E[A-Z]+$/;
+
 export function sqliteCodeOf(sqlstate: string | undefined, constraint: string | undefined): string {
   switch (sqlstate) {
     case "23505":
@@ -20,6 +22,21 @@ export function sqliteCodeOf(sqlstate: string | undefined, constraint: string | 
     case undefined:
       return "SQLITE_IOERR"; // no SQLSTATE: the connection itself failed
     default:
-      return sqlstate.startsWith("08") ? "SQLITE_IOERR" : "SQLITE_ERROR";
+      // Class 08 (connection exceptions), 57P (the server shutting down), or not an SQLSTATE at
+      // all but Node's socket error (ECONNREFUSED, ECONNRESET, ETIMEDOUT): the connection failed.
+      return sqlstate.startsWith("08") || sqlstate.startsWith("57P") || NODE_SOCKET_ERROR.test(sqlstate) ? "SQLITE_IOERR" : "SQLITE_ERROR";
   }
+}
+
+/**
+ * The database did not answer (Postgres down, restarting, the connection refused or dropped):
+ * a statement failed for the connection, not for what it asked. Serve answers 503 for these, and
+ * the run system's background loops retry them (runs/sweep.ts, RunManager.startHeartbeat).
+ */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  if (!(err instanceof Error) || err.name !== "SqliteError") return false;
+  const code = (err as { code?: unknown }).code;
+  const pgcode = (err.cause as { pgcode?: unknown } | undefined)?.pgcode;
+  if (code !== "SQLITE_IOERR") return false;
+  return pgcode === undefined || (typeof pgcode === "string" && (pgcode.startsWith("08") || pgcode.startsWith("57P") || NODE_SOCKET_ERROR.test(pgcode)));
 }

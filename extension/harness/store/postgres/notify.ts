@@ -19,6 +19,7 @@ type Listener = (threadId: string) => void;
 export class PostgresNotifications {
   private readonly listeners = new Set<Listener>();
   private client: pg.Client | undefined;
+  private retry: NodeJS.Timeout | undefined;
 
   constructor(private readonly url: string) {}
 
@@ -39,17 +40,24 @@ export class PostgresNotifications {
     client.on("notification", (n) => {
       for (const fn of [...this.listeners]) fn(n.payload ?? "");
     });
-    // A dropped connection: the waiters' poll carries on; the next subscriber after all have
-    // left opens a new one.
-    client.on("error", () => {
-      if (this.client === client) this.client = undefined;
-    });
+    // A dropped connection (a database restart): the waiters' poll carries on, and while anyone
+    // still waits a new connection is tried every second until the database answers again.
+    const lost = (): void => {
+      if (this.client !== client) return;
+      this.client = undefined;
+      void client.end().catch(() => undefined);
+      if (this.listeners.size === 0 || this.retry) return;
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        if (this.listeners.size > 0 && !this.client) this.open();
+      }, 1000);
+      this.retry.unref();
+    };
+    client.on("error", lost);
+    client.on("end", lost);
     client
       .connect()
       .then(() => client.query(`LISTEN ${EVENTS_CHANNEL}`))
-      .catch(() => {
-        if (this.client === client) this.client = undefined;
-        void client.end().catch(() => undefined);
-      });
+      .catch(lost);
   }
 }
