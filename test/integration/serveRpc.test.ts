@@ -9,6 +9,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync, realpathSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { once } from "node:events";
+import WebSocket from "ws";
 import { ResponseError } from "vscode-languageserver/node.js";
 import { tempDir } from "./helpers/cli.js";
 import { startScriptedServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
@@ -73,6 +75,48 @@ test("the upgrade needs the bearer token and the /rpc path; a refusal is a JSON 
   assert.equal((await refusedUpgrade(ws, { Authorization: "Bearer not-the-token-at-all" }))?.status, 401);
   assert.equal((await refusedUpgrade(`${serve.url.replace(/^http/, "ws")}/threads`, { Authorization: `Bearer ${SERVE_TOKEN}` }))?.status, 404);
   assert.equal(await refusedUpgrade(ws, { Authorization: `Bearer ${SERVE_TOKEN}` }), undefined, "accepted with the token");
+});
+
+test("frames that are not JSON-RPC get JSON-RPC's errors (-32700, -32600), a NUL in a path a clean refusal, and the socket keeps serving", async () => {
+  const ws = new WebSocket(`${serve.url.replace(/^http/, "ws")}/rpc`, { headers: { Authorization: `Bearer ${SERVE_TOKEN}`, Origin: serve.url } });
+  await once(ws, "open");
+  const answers: Array<Record<string, any>> = [];
+  const waiters: Array<() => void> = [];
+  // LSP framing over the socket's messages (a header and its body may come as two): Content-Length, a blank line, the body.
+  let buffered = "";
+  ws.on("message", (d) => {
+    buffered += (d as Buffer).toString("utf8");
+    for (;;) {
+      const sep = buffered.indexOf("\r\n\r\n");
+      const length = Number(/Content-Length: (\d+)/i.exec(buffered.slice(0, sep))?.[1]);
+      if (sep < 0 || !Number.isFinite(length) || buffered.length < sep + 4 + length) break;
+      answers.push(JSON.parse(buffered.slice(sep + 4, sep + 4 + length)) as Record<string, any>);
+      buffered = buffered.slice(sep + 4 + length);
+    }
+    for (const w of waiters.splice(0)) w();
+  });
+  const next = async (n: number): Promise<Record<string, any>> => {
+    while (answers.length < n) await new Promise<void>((r) => waiters.push(r));
+    return answers[n - 1]!;
+  };
+  const send = (body: string): void => void ws.send(`Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`);
+  const thread = (await (await client()).request("threads/create", { workspaceFolder: folder })).thread_id;
+  send("{not json");
+  assert.deepEqual(await next(1), { jsonrpc: "2.0", id: null, error: { code: -32700, message: "Parse error: the frame is not JSON." } });
+  send(JSON.stringify({ hello: "there", id: 4 }));
+  const invalid = await next(2);
+  assert.equal(invalid.error.code, -32600);
+  assert.equal(invalid.id, 4);
+  send(JSON.stringify({ jsonrpc: "2.0", id: 5, method: "files/read", params: { workspaceFolder: folder, threadId: thread, path: "/mnt/user-data/outputs/a\u0000b" } }));
+  const nul = await next(3);
+  assert.equal(nul.id, 5);
+  assert.equal(nul.error.data.code, "path_denied");
+  assert.ok(!nul.error.message.includes(folder), `no host path: ${nul.error.message}`);
+  send(JSON.stringify({ jsonrpc: "2.0", id: 6, method: "threads/list", params: { workspaceFolder: folder } }));
+  const listed = await next(4);
+  assert.equal(listed.id, 6);
+  assert.ok(Array.isArray(listed.result), "the same socket still serves");
+  ws.close();
 });
 
 test("harness/initialize answers what the server serves; the editor's data dir, settings and API keys are not taken", async () => {

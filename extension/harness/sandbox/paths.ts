@@ -130,6 +130,8 @@ export function resolveVirtualPath(virtualPath: string, dirs: ThreadDirs): strin
 /** The lexical half of resolveVirtualPath: traversal, "is it virtual at all", the mapping. */
 export function mapVirtualPath(virtualPath: string, dirs: ThreadDirs): string {
   rejectPathTraversal(virtualPath);
+  // A NUL ends the path for the system call: refused here, in words, not as Node's error naming the host path.
+  if (virtualPath.includes("\0")) throw deny("Access denied: the path contains a NUL character");
   if (!virtualPath.startsWith(`${VIRTUAL_PATH_PREFIX}/`) && !(dirs.skills && isSkillsPath(virtualPath))) throw deny(ONLY_USER_DATA_MESSAGE);
   const host = virtualToHost(virtualPath, dirs);
   if (host === undefined) throw deny(UNMAPPED_VIRTUAL_MESSAGE);

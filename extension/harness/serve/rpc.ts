@@ -33,6 +33,7 @@ import { handlers, registerHandlers, type HarnessServices, type Handlers } from 
 import { Subscriptions } from "../server/subscriptions.js";
 import { bearerMatches } from "./auth.js";
 import { checkOrigin, type OriginPolicy } from "./origin.js";
+import { ValidatingReader } from "./rpcFrames.js";
 
 export const RPC_PATH = "/rpc";
 /** A ping every interval; a socket that did not answer the previous one is closed. */
@@ -112,7 +113,9 @@ export class RpcHub {
     const stream = createWebSocketStream(ws);
     // A reset socket is a closed client, not a server error.
     stream.on("error", () => undefined);
-    const conn = createMessageConnection(new StreamMessageReader(stream), new StreamMessageWriter(stream));
+    const writer = new StreamMessageWriter(stream);
+    // Frames that are not JSON-RPC are answered with its errors, not dropped (./rpcFrames.ts).
+    const conn = createMessageConnection(new ValidatingReader(new StreamMessageReader(stream), writer), writer);
     let closed = false;
     const client: RpcClient = {
       threads: new Set(),
