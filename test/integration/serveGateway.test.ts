@@ -6,7 +6,7 @@
 // cross-site login refused, a wrong password a 401.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startScriptedServe, SERVE_TOKEN, type ServeProcess } from "./helpers/serveProcess.js";
 import { startModelServer, type ModelServer } from "../fixtures/modelServer.js";
@@ -122,6 +122,64 @@ function cookiesOf(res: Response): Record<string, string> {
   }
   return out;
 }
+
+test("DeerFlow's upload: multipart files land in the thread's uploads (0600), list and delete; a message naming them reaches the model's <current_uploads>; limits and names refused", async () => {
+  const id = (await serve.client().threads.create()).thread_id;
+  const bearer = { Authorization: `Bearer ${SERVE_TOKEN}` };
+  const form = new FormData();
+  form.append("files", new Blob(["alpha,beta\n1,2\n"], { type: "text/csv" }), "data.csv");
+  form.append("files", new Blob(["hidden"]), "../escape.txt");
+  const res = await fetch(`${serve.url}/api/threads/${id}/uploads`, { method: "POST", headers: bearer, body: form });
+  assert.equal(res.status, 200, await res.clone().text());
+  const up = (await res.json()) as { success: boolean; files: Array<Record<string, any>>; skipped_files: string[]; message: string };
+  assert.equal(up.success, true);
+  assert.deepEqual(up.files.map((f) => [f.filename, f.size, f.virtual_path, f.artifact_url]), [["data.csv", 15, "/mnt/user-data/uploads/data.csv", `/api/threads/${id}/artifacts/mnt/user-data/uploads/data.csv`]]);
+  assert.deepEqual(up.skipped_files, ["../escape.txt"], "a name that is not a plain file name is skipped, and said so");
+  const onDisk = join(dirs.workspace, ".deerflow", "threads", id, "uploads", "data.csv");
+  assert.equal(statSync(onDisk).mode & 0o777, 0o600);
+  assert.equal(existsSync(join(dirs.workspace, ".deerflow", "threads", id, "escape.txt")), false);
+  const listed = (await (await get(`/api/threads/${id}/uploads/list`)).json()) as { count: number };
+  assert.equal(listed.count, 1);
+
+  // The UI's message: the text, and the file under additional_kwargs.files.
+  model.setScript([{ content: "I see the CSV." }]);
+  const first = model.requests.length;
+  await serve.client().runs.wait(id, "lead_agent", {
+    input: { messages: [{ type: "human", content: [{ type: "text", text: "What is in it?" }], additional_kwargs: { files: [{ filename: "data.csv", size: 15, path: "/mnt/user-data/uploads/data.csv", status: "uploaded" }] } }] },
+  });
+  const sent = JSON.stringify(model.requests.slice(first).find((r) => !JSON.stringify(r.body).includes("Generate a concise title"))?.body?.messages ?? []);
+  assert.match(sent, /<current_uploads>[\s\S]*data\.csv[\s\S]*<\/current_uploads>/, "the upload reaches the model");
+
+  const tooMany = new FormData();
+  for (let i = 0; i < 11; i++) tooMany.append("files", new Blob(["x"]), `f${i}.txt`);
+  const refused = await fetch(`${serve.url}/api/threads/${id}/uploads`, { method: "POST", headers: bearer, body: tooMany });
+  assert.equal(refused.status, 413);
+  assert.match(((await refused.json()) as { detail: string }).detail, /at most 10/);
+
+  const del = await fetch(`${serve.url}/api/threads/${id}/uploads/data.csv`, { method: "DELETE", headers: bearer });
+  assert.deepEqual(await del.json(), { success: true, message: "Deleted data.csv." });
+  assert.equal(existsSync(onDisk), false);
+  assert.equal((await fetch(`${serve.url}/api/threads/${id}/uploads/data.csv`, { method: "DELETE", headers: bearer })).status, 404);
+  assert.equal((await fetch(`${serve.url}/api/threads/${id}/uploads/..%2Fsecret.txt`, { method: "DELETE", headers: bearer })).status, 400);
+});
+
+test("the skills, MCP settings and memory pages: the served workspace's skills, servers with their secrets masked, the memory document", async () => {
+  mkdirSync(join(dirs.workspace, ".agents", "skills", "csv-helper"), { recursive: true });
+  writeFileSync(join(dirs.workspace, ".agents", "skills", "csv-helper", "SKILL.md"), "---\nname: csv-helper\ndescription: Reads CSV files.\n---\nUse it.\n");
+  mkdirSync(join(dirs.workspace, ".deerflow"), { recursive: true });
+  writeFileSync(join(dirs.workspace, ".deerflow", "extensions_config.json"), JSON.stringify({ mcpServers: { notes: { command: "node", args: ["notes.js"], env: { NOTES_TOKEN: "tok-secret-value" } }, web: { type: "http", url: "https://mcp.example/api", headers: { Authorization: "Bearer hdr-secret" } } } }));
+  const skills = (await (await get("/api/skills")).json()) as { skills: Array<Record<string, unknown>> };
+  assert.deepEqual(skills.skills.find((k) => k.name === "csv-helper"), { name: "csv-helper", description: "Reads CSV files.", license: null, category: "custom", enabled: true, editable: false });
+  const mcpText = await (await get("/api/mcp/config")).text();
+  assert.ok(!mcpText.includes("tok-secret-value") && !mcpText.includes("hdr-secret"), "no secret value");
+  const mcp = JSON.parse(mcpText) as { mcp_servers: Record<string, Record<string, unknown>> };
+  assert.deepEqual(mcp.mcp_servers.notes, { enabled: true, type: "stdio", command: "node", args: ["notes.js"], env: { NOTES_TOKEN: "***" }, url: null, headers: {}, description: "" });
+  assert.equal(mcp.mcp_servers.web?.url, "https://mcp.example/api");
+  assert.deepEqual(mcp.mcp_servers.web?.headers, { Authorization: "***" });
+  const memory = (await (await get("/api/memory")).json()) as Record<string, unknown>;
+  assert.equal(memory.version, "1.0");
+  assert.ok(Array.isArray(memory.facts) && typeof memory.user === "object" && typeof memory.history === "object", JSON.stringify(memory).slice(0, 300));
+});
 
 test("sign-in: the login page's routes are public, the token is the password, the session cookie works wherever the token does", async () => {
   assert.deepEqual(await (await get("/api/v1/auth/setup-status", {})).json(), { needs_setup: false, registration_enabled: false });

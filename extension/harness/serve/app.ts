@@ -7,7 +7,7 @@
  * answers to (origin.ts); bad input is a 4xx with a JSON `{error, message}`, never a stack.
  */
 import { randomUUID } from "node:crypto";
-import { Hono, type Context } from "hono";
+import { Hono, type Context, type MiddlewareHandler } from "hono";
 import { streamSSE } from "hono/streaming";
 import { bodyLimit } from "hono/body-limit";
 import { z } from "zod";
@@ -17,12 +17,14 @@ import type { HarnessConfig } from "../config/harnessConfig.js";
 import { launchRun } from "../runs/launcher.js";
 import type { Runs } from "../server/runs.js";
 import { deleteThread } from "../store/deleteThread.js";
-import { validateThreadId } from "../threads/threadDirs.js";
+import { threadDirs, validateThreadId, type ThreadDirs } from "../threads/threadDirs.js";
+import { existingUpload } from "../threads/uploads.js";
+import type { UploadedFile } from "../state/threadState.js";
 import type { RunRecord } from "../store/runs.js";
 import type { ThreadRecord } from "../store/threads.js";
 import { mountAuth, serveAuth } from "./session.js";
 import { originGuard, type OriginPolicy } from "./origin.js";
-import { mountGateway } from "./gateway.js";
+import { mountGateway, type GatewayServices } from "./gateway.js";
 import { modesFilter, resumePoint, streamRun } from "./stream.js";
 import { StreamSlots } from "./streamSlots.js";
 import { ASSISTANT_ID, runView, stateView, threadView } from "./views.js";
@@ -32,6 +34,8 @@ import { pausedRunOf } from "../runs/gateway.js";
 
 export interface ServeOptions {
   workspaces: Workspaces;
+  /** The harness's session, log and memory: DeerFlow's skills, MCP and memory pages read them (gateway.ts). */
+  services?: GatewayServices;
   /** The harness's runs: what a run of a workspace gets (sandbox, memory, skills, MCP) is theirs to say. */
   runs: Runs;
   config: HarnessConfig;
@@ -163,6 +167,23 @@ function promptOf(messages: ReadonlyArray<z.infer<typeof MessageZ>>): string {
   throw new HarnessError("invalid_params", "input.messages[].content must be a string or a list of text blocks.");
 }
 
+/**
+ * The files DeerFlow's UI names on the message (`additional_kwargs.files`, uploaded before with
+ * POST /api/threads/{id}/uploads): each must already be in the thread's uploads; the run's
+ * UploadsMiddleware gives them to the model as `<current_uploads>`.
+ */
+function uploadedFilesOf(messages: ReadonlyArray<z.infer<typeof MessageZ>>, dirs: ThreadDirs): UploadedFile[] {
+  const m = [...messages].reverse().find((x) => ["user", "human"].includes(x.role ?? x.type ?? ""));
+  const kw = (m as { additional_kwargs?: { files?: unknown } } | undefined)?.additional_kwargs;
+  if (!Array.isArray(kw?.files)) return [];
+  return kw.files.map((f: unknown) => {
+    const name = typeof (f as { filename?: unknown } | null)?.filename === "string" ? (f as { filename: string }).filename : "";
+    const file = existingUpload(dirs, name);
+    if (!file) throw new HarnessError("invalid_params", `Cannot attach ${JSON.stringify(name)}: it is not among this thread's uploaded files; upload it again.`);
+    return file;
+  });
+}
+
 /** A thread's LangGraph status: a run on it, a pause for the user's decision, or neither. */
 function threadStatus(t: ThreadRecord, active: RunRecord | undefined): (typeof THREAD_STATUSES)[number] {
   if (active) return "busy";
@@ -200,10 +221,16 @@ export function createApp(o: ServeOptions): Hono {
   app.use("*", serveAuth(o.token));
   // A request body is a message and its settings, never a file upload: 4 MB is plenty, and no
   // client holds the server's memory with a larger one.
-  app.use("*", bodyLimit({ maxSize: 4 * 1024 * 1024, onError: (c) => c.json({ error: "invalid_params", message: "The request body is over 4 MB." }, 413) }));
+  // DeerFlow's upload route takes files: its own cap, the configured uploads.max_total_size plus
+  // the multipart framing (gateway.ts checks each file and the total again).
+  const jsonLimit: MiddlewareHandler = bodyLimit({ maxSize: 4 * 1024 * 1024, onError: (c) => c.json({ error: "invalid_params", message: "The request body is over 4 MB." }, 413) });
+  const uploadLimit: MiddlewareHandler = bodyLimit({ maxSize: o.config.uploads.max_total_size + 1024 * 1024, onError: (c) => c.json({ detail: `The upload is over ${o.config.uploads.max_total_size} bytes.` }, 413) });
+  const isUpload = (c: Context) => c.req.method === "POST" && /^\/api\/threads\/[^/]+\/uploads\/?$/.test(c.req.path);
+  const limit: MiddlewareHandler = (c, next) => (isUpload(c) ? uploadLimit(c, next) : jsonLimit(c, next));
+  app.use("*", limit);
 
   mountAuth(app, o.token);
-  mountGateway(app, { workspaces: o.workspaces, config: o.config, ...(o.model ? { model: o.model } : {}) });
+  mountGateway(app, { workspaces: o.workspaces, config: o.config, ...(o.model ? { model: o.model } : {}), ...(o.services ? { services: o.services } : {}) });
   // The LangGraph API: at the root for SDK clients, and under /api as DeerFlow's gateway serves it.
   const lg = langGraphRoutes(o, new StreamSlots());
   lg.onError(onError);
@@ -254,6 +281,7 @@ function langGraphRoutes(o: ServeOptions, slots: StreamSlots): Hono {
       {
         threadId,
         prompt: b.input ? promptOf(b.input.messages) : "",
+        ...(b.input ? { files: uploadedFilesOf(b.input.messages, threadDirs(ws.folder, threadId)) } : {}),
         ...(decisions ? { approvals: decisions } : {}),
         ...(model ? { model } : {}),
         ...(o.baseURL && named === undefined && model === o.model ? { baseURL: o.baseURL } : {}),

@@ -119,6 +119,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   memory.start();
   const app = createApp({
     workspaces,
+    services: { session, log: logger, memory },
     runs,
     config: session.config,
     token: token.token,

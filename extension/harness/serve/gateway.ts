@@ -7,7 +7,8 @@
  * instead of failing; docs/serve.md lists those.
  */
 import { extname } from "node:path";
-import { readFileSync, readdirSync, lstatSync } from "node:fs";
+import { homedir } from "node:os";
+import { readFileSync, readdirSync, lstatSync, unlinkSync } from "node:fs";
 import type { Context, Hono } from "hono";
 import { HarnessError } from "../errors.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
@@ -16,6 +17,15 @@ import { readThreadState } from "../threads/threadStateView.js";
 import { threadDirs, validateThreadId } from "../threads/threadDirs.js";
 import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
 import type { Workspaces } from "./workspaces.js";
+import type { Session } from "../server/session.js";
+import type { Logger } from "../server/logger.js";
+import type { ServerMemory } from "../server/memory.js";
+import { listSkills } from "../server/skills.js";
+import { mcpSources } from "../mcp/sources.js";
+import { loadDefinitions } from "../mcp/config.js";
+import { putUpload } from "../threads/uploads.js";
+import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
+import { uploadName } from "../sandbox/trust/attachments.js";
 
 /** DeerFlow's upload limits (its `uploads` config defaults). */
 export const UPLOAD_LIMITS = { max_files: 10, max_file_size: 50 * 1024 * 1024, max_total_size: 100 * 1024 * 1024 } as const;
@@ -57,6 +67,37 @@ export interface GatewayOptions {
   config: HarnessConfig;
   /** `--model`: offered as a model too. */
   model?: string;
+  /** What the skills, MCP and memory pages read: the harness's own services (absent in bare tests). */
+  services?: GatewayServices;
+}
+
+export interface GatewayServices {
+  session: Session;
+  log: Logger;
+  memory?: ServerMemory;
+}
+
+/** A secret's value as the settings page shows it: never the value. */
+const MASK = "***";
+const masked = (o: Readonly<Record<string, string>>): Record<string, string> => Object.fromEntries(Object.keys(o).map((k) => [k, MASK]));
+
+/** The uploads limits of this server: DeerFlow's `uploads.*`, its defaults when unset. */
+function uploadLimits(config: HarnessConfig): { max_files: number; max_file_size: number; max_total_size: number } {
+  const u = config.uploads;
+  return { max_files: u.max_files, max_file_size: u.max_file_size, max_total_size: u.max_total_size };
+}
+
+function uploadView(threadId: string, dir: string, name: string): Record<string, unknown> {
+  const st = lstatSync(`${dir}/${name}`);
+  return {
+    filename: name,
+    size: st.size,
+    path: `/mnt/user-data/uploads/${name}`,
+    virtual_path: `/mnt/user-data/uploads/${name}`,
+    artifact_url: `/api/threads/${threadId}/artifacts/mnt/user-data/uploads/${encodeURIComponent(name)}`,
+    extension: extname(name),
+    modified: st.mtimeMs / 1000,
+  };
 }
 
 export function mountGateway(app: Hono, o: GatewayOptions): void {
@@ -130,7 +171,101 @@ export function mountGateway(app: Hono, o: GatewayOptions): void {
 
   app.get("/api/threads/:id/uploads/limits", (c) => {
     threadOf(c);
-    return c.json(UPLOAD_LIMITS);
+    return c.json(uploadLimits(o.config));
+  });
+
+  // DeerFlow's upload: multipart `files` parts, into the thread's uploads (0600, a free name for a
+  // different file under a taken one: threads/uploads.ts), within `uploads.*`. Names are reduced to
+  // a plain file name (trust/attachments.ts): a part named `../x` or `a/b` is skipped, said so.
+  app.post("/api/threads/:id/uploads", async (c) => {
+    const { ws, thread } = threadOf(c);
+    const limits = uploadLimits(o.config);
+    let form: Record<string, unknown>;
+    try {
+      form = await c.req.parseBody({ all: true });
+    } catch {
+      return c.json({ detail: "The upload is not a multipart form with files." }, 400);
+    }
+    const parts = ([] as unknown[]).concat(form.files ?? form.file ?? []).filter((p): p is File => typeof p === "object" && p !== null && "arrayBuffer" in p);
+    if (parts.length === 0) return c.json({ detail: "No files in the upload (multipart parts named files)." }, 400);
+    if (parts.length > limits.max_files) return c.json({ detail: `Too many files: ${parts.length} (at most ${limits.max_files} per upload).` }, 413);
+    const total = parts.reduce((n, p) => n + p.size, 0);
+    if (total > limits.max_total_size) return c.json({ detail: `The upload is ${total} bytes; at most ${limits.max_total_size} per upload.` }, 413);
+    const big = parts.find((p) => p.size > limits.max_file_size);
+    if (big) return c.json({ detail: `File too large: ${big.name} is ${big.size} bytes (at most ${limits.max_file_size}).` }, 413);
+    const dirs = ensureThreadDirs(ws.folder, thread.threadId);
+    const files: Array<Record<string, unknown>> = [];
+    const skipped: string[] = [];
+    for (const part of parts) {
+      let name: string;
+      try {
+        name = uploadName(part.name);
+      } catch {
+        skipped.push(part.name);
+        continue;
+      }
+      const put = putUpload(dirs, name, Buffer.from(await part.arrayBuffer()));
+      files.push(uploadView(thread.threadId, dirs.uploads, put.filename));
+    }
+    const message = `Uploaded ${files.length} file${files.length === 1 ? "" : "s"}${skipped.length ? `; skipped ${skipped.length} with a name that is not a plain file name` : ""}.`;
+    return c.json({ success: files.length > 0, files, message, skipped_files: skipped });
+  });
+
+  app.delete("/api/threads/:id/uploads/:filename", (c) => {
+    const { ws, thread } = threadOf(c);
+    const dirs = threadDirs(ws.folder, thread.threadId);
+    let name: string;
+    try {
+      name = uploadName(c.req.param("filename"));
+    } catch {
+      return c.json({ detail: "Not a file name of this thread's uploads." }, 400);
+    }
+    const file = `${dirs.uploads}/${name}`;
+    let st;
+    try {
+      st = lstatSync(file);
+    } catch {
+      return c.json({ detail: `No upload named ${name} in this thread.` }, 404);
+    }
+    if (!st.isFile()) return c.json({ detail: `No upload named ${name} in this thread.` }, 404);
+    unlinkSync(file);
+    return c.json({ success: true, message: `Deleted ${name}.` });
+  });
+
+  // The served workspace's skills, in DeerFlow's shape (read only here: the editor and the CLI change them).
+  app.get("/api/skills", async (c) => {
+    const s = o.services;
+    if (!s) return c.json({ skills: [] });
+    const ws = o.workspaces.byName(undefined);
+    const { skills } = await listSkills(o.workspaces.harness, s.session, s.log, { workspaceFolder: ws.folder });
+    return c.json({
+      skills: skills
+        .filter((k) => k.name !== null && k.status === "loaded")
+        .map((k) => ({ name: k.name, description: k.description ?? "", license: null, category: k.scope === "public" ? "public" : "custom", enabled: k.enabled, editable: false })),
+    });
+  });
+
+  // The MCP servers as configured, secrets masked (DeerFlow's settings page; read only).
+  app.get("/api/mcp/config", (c) => {
+    const s = o.services;
+    const ws = o.workspaces.byName(undefined);
+    if (!s) return c.json({ mcp_servers: {} });
+    const { sources } = mcpSources({ dataDir: s.session.dataDir, workspaceFolder: ws.folder });
+    const { servers } = loadDefinitions(sources, { env: process.env, workspaceFolder: ws.folder, home: homedir(), secrets: () => undefined });
+    const mcp_servers = Object.fromEntries(servers.map((d) => {
+      const l = d.launch;
+      return [d.name, l.type === "stdio"
+        ? { enabled: d.enabled, type: "stdio", command: l.command, args: [...l.args], env: masked(l.env), url: null, headers: {}, description: d.description }
+        : { enabled: d.enabled, type: l.type, command: null, args: [], env: {}, url: l.url, headers: masked(l.headers), description: d.description }];
+    }));
+    return c.json({ mcp_servers });
+  });
+
+  // DeerFlow's memory document (the memory page).
+  app.get("/api/memory", (c) => {
+    const memory = o.services?.memory;
+    if (!memory) throw new HarnessError("usage", "Long-term memory is off on this server.");
+    return c.json(memory.get().memory);
   });
 
   app.get("/api/threads/:id/uploads/list", (c) => {
@@ -142,18 +277,7 @@ export function mountGateway(app: Hono, o: GatewayOptions): void {
     } catch {
       names = [];
     }
-    const files = names.sort().map((name) => {
-      const st = lstatSync(`${dirs.uploads}/${name}`);
-      return {
-        filename: name,
-        size: st.size,
-        path: `/mnt/user-data/uploads/${name}`,
-        virtual_path: `/mnt/user-data/uploads/${name}`,
-        artifact_url: `/api/threads/${thread.threadId}/artifacts/mnt/user-data/uploads/${encodeURIComponent(name)}`,
-        extension: extname(name),
-        modified: st.mtimeMs / 1000,
-      };
-    });
+    const files = names.sort().map((name) => uploadView(thread.threadId, dirs.uploads, name));
     return c.json({ files, count: files.length });
   });
 
