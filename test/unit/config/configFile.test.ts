@@ -56,13 +56,15 @@ test("DeerFlow's own config.example.yaml loads unchanged: its sections mean what
   assert.equal(c.read_before_write.enabled, true);
   assert.deepEqual(c.skills, { container_path: "/mnt/skills" }, "skills: DeerFlow's container_path, the only one supported");
 
+  // DeerFlow's run_ownership (serve's orphan sweep, runs/sweep.ts): its lease and grace, as the example has them.
+  assert.deepEqual(c.run_ownership, { lease_seconds: 30, grace_seconds: 10, heartbeat_enabled: false });
   assert.equal(warnings.length, 1, warnings.join("\n"));
   const [line] = warnings;
   assert.match(line!, new RegExp(`^${join(dir, "config.yaml").replace(/[.*+?^${}()|[\]\\/]/g, "\\$&")}: not supported here: log_level, logging, tool_groups, suggestions, `));
-  for (const section of ["scheduler", "skill_scan", "database", "mcp_tasks", "run_ownership", "authorization", "suggestions", "input_polish"]) assert.ok(line!.includes(section), section);
+  for (const section of ["scheduler", "skill_scan", "database", "mcp_tasks", "authorization", "suggestions", "input_polish"]) assert.ok(line!.includes(section), section);
   for (const key of ["memory.backend_config.{storage_class", "uploads.pdf_converter", "sandbox.{bash_output_max_chars", "summarization.skill_file_read_tool_names"]) assert.ok(line!.includes(key), key);
   // Sections the port implements are not in the list.
-  for (const implemented of ["skills", "tool_search", "token_budget", "loop_detection", "read_before_write", "safety_finish_reason", "title", "tool_output", "max_recursion_limit", "config_version"]) {
+  for (const implemented of ["run_ownership", "skills", "tool_search", "token_budget", "loop_detection", "read_before_write", "safety_finish_reason", "title", "tool_output", "max_recursion_limit", "config_version"]) {
     assert.ok(!new RegExp(`(^|[ ,])${implemented}([,.]|$)`).test(line!.slice(line!.indexOf("not supported here"))), implemented);
   }
   // Loading the same file again says nothing new (once per process).
