@@ -67,6 +67,8 @@ export class RunManager {
   private readonly watchEvents: RunManagerOptions["watchEvents"];
   /** Runs executing in this process, for an immediate local cancel. */
   private readonly local = new Map<string, AbortController>();
+  /** Runs executing in this process under any manager (one owner id per process): see recover(). */
+  private static readonly executing = new Set<string>();
 
   constructor(o: RunManagerOptions) {
     this.runs = o.runs;
@@ -94,7 +96,7 @@ export class RunManager {
       let reason: string | undefined;
       if (run.status === "running" && run.lease_owner && run.lease_owner !== this.owner && isOwnerGone(run.lease_owner)) {
         reason = "The harness process running this run stopped before it finished.";
-      } else if (run.status === "running" && run.lease_owner === this.owner) {
+      } else if (run.status === "running" && run.lease_owner === this.owner && !RunManager.executing.has(run.run_id)) {
         // Ours, yet not executing here (checked above): its worker gave up, e.g. when the database
         // went away under it and its end could not be written. Nobody else will end it.
         reason = "The run stopped when its worker lost the database.";
@@ -192,7 +194,11 @@ export class RunManager {
   /** Registers a run executing in this process (the worker calls this). */
   registerLocal(runId: string, controller: AbortController): () => void {
     this.local.set(runId, controller);
-    return () => this.local.delete(runId);
+    RunManager.executing.add(runId);
+    return () => {
+      this.local.delete(runId);
+      RunManager.executing.delete(runId);
+    };
   }
 
   /**

@@ -85,12 +85,18 @@ test("recover: a pending run never started within a lease is interrupted; a fres
   assert.equal(runs.get(run.run_id)!.status, "interrupted");
 });
 
-test("recover: runs of this live process are never touched", () => {
+test("recover: a run executing in this process is never touched; one this process owns but no longer executes (its worker gave up) is settled", () => {
   const { manager, runs, clock } = setup();
   const { run } = admit(manager);
+  const unregister = manager.registerLocal(run.run_id, new AbortController());
   runs.start(run.run_id, manager.owner, 10_000);
   clock.now += 60_000;
   assert.deepEqual(manager.recover(), [], "lease renewal is the worker's job; its own process is alive");
+  // The worker ended without writing the end (the database was gone when it tried).
+  unregister();
+  assert.deepEqual(manager.recover().map((r) => r.run_id), [run.run_id]);
+  assert.equal(runs.get(run.run_id)!.status, "interrupted");
+  assert.match(runs.get(run.run_id)!.error ?? "", /lost the database/);
 });
 
 test("admit: reject refuses a second active run; interrupt replaces it; idempotency returns the same run", () => {
