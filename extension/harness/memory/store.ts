@@ -11,7 +11,7 @@
  *   is a `memory_invalid` error naming where it is and what is wrong, and is never rewritten: an
  *   update that would start from it is refused, so a hand edit gone wrong loses nothing;
  * - every write is scrubbed of secret-looking values with the trust module's scrubber
- *   (sandbox/trust/secrets.ts), then validated (`cleanForWrite`), then written atomically (here:
+ *   (trust/secrets.ts), then validated (`cleanForWrite`), then written atomically (here:
  *   temp file + rename, so a crash leaves the old or the new document, never half of one);
  * - a document from before scopes (issue 21; DeerFlow's own shape) is read as it is (`parseStored`):
  *   its facts are global, as they were, except an extracted one that reads as an instruction or
@@ -24,7 +24,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSyn
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { HarnessError, errorMessage } from "../errors.js";
-import { scrubSecrets } from "../sandbox/trust/secrets.js";
+import { scrubSecrets } from "../trust/secrets.js";
 import { MemoryDocZ, describeIssues, emptyMemory, type MemoryDoc } from "./schema.js";
 import { readsAsInstruction } from "./gate.js";
 

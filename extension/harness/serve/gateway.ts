@@ -14,7 +14,7 @@ import type { HarnessConfig } from "../config/harnessConfig.js";
 import { threadUsage } from "../runs/usage.js";
 import { readThreadState } from "../threads/threadStateView.js";
 import { threadDirs, validateThreadId } from "../threads/threadDirs.js";
-import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
+import { resolveReadPath } from "../trust/toolPaths.js";
 import type { Workspaces } from "./workspaces.js";
 
 /** DeerFlow's upload limits (its `uploads` config defaults). */

@@ -33,8 +33,8 @@ import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { THREAD_DATA_DIR_NAME, isWithin } from "../sandbox/paths.js";
-import { openForRead } from "../sandbox/trust/openChecked.js";
-import { foldSegment, ruleWithinWorkspace } from "../sandbox/trust/protectedPaths.js";
+import { openForRead } from "../trust/openChecked.js";
+import { foldSegment, ruleWithinWorkspace } from "../trust/protectedPaths.js";
 import { SKILL_FILE, type SkillDiagnostic, type SkillScope } from "./types.js";
 
 export interface SkillRoot {

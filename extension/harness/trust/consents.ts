@@ -22,9 +22,9 @@
 import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
 import { createHash, randomUUID } from "node:crypto";
-import { HarnessError, errorMessage } from "../../errors.js";
-import { workspaceDbPath } from "../../store/db.js";
-import { isWithin } from "../paths.js";
+import { HarnessError, errorMessage } from "../errors.js";
+import { workspaceDbPath } from "../store/db.js";
+import { isWithin } from "../sandbox/paths.js";
 import { readFileCheckedSync } from "./openChecked.js";
 
 export type ConsentRecord<T extends object> = T & { readonly fingerprint: string; readonly approved_at: string };
