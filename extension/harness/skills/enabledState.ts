@@ -14,10 +14,10 @@
  * fsynced and renamed over the target (DeerFlow's `atomic_write_extensions_config`), keep its
  * mode, and write through a link to where it leads.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, realpathSync, renameSync, statSync, writeSync, mkdirSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync, statSync, mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
 import { HarnessError } from "../errors.js";
+import { writeFileAtomic } from "../trust/atomicWrite.js";
 import type { SkillDiagnostic } from "./types.js";
 
 export const EXTENSIONS_CONFIG_FILE = "extensions_config.json";
@@ -100,22 +100,10 @@ function setEntry(file: string, name: string, enabled: boolean): void {
   entry.enabled = enabled;
   skills[name] = entry;
   config.skills = skills;
-  atomicWrite(file, `${JSON.stringify(config, null, 2)}\n`);
-}
-
-function atomicWrite(file: string, text: string): void {
+  // The user's own file: written through a link to where it leads, and its mode kept (the
+  // editor and DeerFlow read it as the user), 0o600 when it is new.
   const target = existsSync(file) ? realpathSync(file) : file;
   const mode = existsSync(target) ? statSync(target).mode & 0o777 : 0o600;
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-  const tmp = join(dirname(target), `.${EXTENSIONS_CONFIG_FILE}.${randomBytes(6).toString("hex")}.tmp`);
-  const fd = openSync(tmp, "wx", mode);
-  try {
-    const bytes = Buffer.from(text, "utf8");
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, target);
+  writeFileAtomic(target, `${JSON.stringify(config, null, 2)}\n`, { mode });
 }
