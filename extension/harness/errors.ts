@@ -46,9 +46,9 @@ export type HarnessErrorCode =
   | "file_not_found"
   /** files/read: the file is larger than one answer carries. */
   | "file_too_large"
-  /** A write the trust boundary refuses because it could make code run on the host (sandbox/trust/protectedPaths.ts). */
+  /** A write the trust boundary refuses because it could make code run on the host (trust/protectedPaths.ts). */
   | "path_protected"
-  /** A thread folder (.deerflow, uploads, outputs) is a symlink or not a folder: never followed (sandbox/trust/threadFolders.ts). */
+  /** A thread folder (.deerflow, uploads, outputs) is a symlink or not a folder: never followed (trust/threadFolders.ts). */
   | "thread_folder_redirected"
   | "usage"
   | "storage"

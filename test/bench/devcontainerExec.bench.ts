@@ -8,7 +8,7 @@ import { spawn } from "node:child_process";
 import { DevContainerSandboxProvider } from "../../extension/harness/sandbox/devcontainer/provider.js";
 import { defaultCliPath } from "../../extension/harness/sandbox/devcontainer/devcontainerCli.js";
 import { approvedDataDir, copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "../devcontainer/helpers/engine.js";
-import { ensureThreadDirs } from "../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../extension/harness/trust/threadFolders.js";
 import { createBashTool } from "../../extension/harness/tools/sandbox/bash.js";
 import type { Bench, Row } from "./run.js";
 

@@ -17,7 +17,7 @@ import {
 } from "../../extension/harness/sandbox/devcontainer/provider.js";
 import type { Sandbox } from "../../extension/harness/sandbox/provider.js";
 import { threadDirs } from "../../extension/harness/threads/threadDirs.js";
-import { ensureThreadDirs } from "../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../extension/harness/trust/threadFolders.js";
 import { createBashTool } from "../../extension/harness/tools/sandbox/bash.js";
 import { normaliseArtifactPath } from "../../extension/harness/tools/presentFiles.js";
 import { approvedDataDir, copyFixture, disposeFixture, DOCKER_PATH, ensureDockerEngine, SOCKET_PATH } from "./helpers/engine.js";

@@ -1,11 +1,11 @@
 /**
  * The class of one tool call (issue 13): read, write, protected, shell or other. The write/protected
- * split is the trust boundary's own classification (sandbox/trust/protectedPaths.ts), on the path
+ * split is the trust boundary's own classification (trust/protectedPaths.ts), on the path
  * as written and where its links lead; this module never re-implements a path rule.
  */
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { isSkillsPath, mapVirtualPath } from "../sandbox/paths.js";
-import { classifyWrite } from "../sandbox/trust/protectedPaths.js";
+import { classifyWrite } from "../trust/protectedPaths.js";
 import type { ToolClass } from "./policy.js";
 import type { McpToolInfo } from "../mcp/tools.js";
 import { checkUrl, WebFetchError } from "../tools/webRequest.js";

@@ -23,7 +23,7 @@ import { auditRefusal } from "../middlewares/sandboxAudit.js";
 import { readBeforeWriteRefusal } from "../middlewares/readBeforeWrite.js";
 import { skillPolicyRefusal, type SkillToolPolicyOptions } from "../middlewares/skillToolPolicy.js";
 import { argumentsRefusal } from "../agent/graph/toolCalls.js";
-import { isPathRefusal, resolveWritePath } from "../sandbox/trust/toolPaths.js";
+import { isPathRefusal, resolveWritePath } from "../trust/toolPaths.js";
 import { writeDeniedText } from "../tools/sandbox/output.js";
 import { refusal } from "./refusal.js";
 import type { CallClass } from "./classify.js";

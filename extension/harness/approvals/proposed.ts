@@ -6,8 +6,8 @@
 import type { PendingApproval } from "../../protocol/approvals.js";
 import { HarnessError } from "../errors.js";
 import { replacedText } from "../sandbox/files.js";
-import { readFileCheckedSync } from "../sandbox/trust/openChecked.js";
-import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
+import { readFileCheckedSync } from "../trust/openChecked.js";
+import { resolveReadPath } from "../trust/toolPaths.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 
 /** A diff is for reading; a larger file is refused rather than loaded into the panel. */

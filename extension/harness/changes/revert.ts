@@ -35,11 +35,11 @@ import { changeStatus, type FileChangeRecord } from "../store/fileChanges.js";
 import type { RunStore } from "../store/runs.js";
 import { isOwnerGone } from "../runs/owner.js";
 import { containedRealPath, isNodeError, mapVirtualPath, realPathAllowingMissing } from "../sandbox/paths.js";
-import { openDirChain, type CheckedDir } from "../sandbox/trust/checkedDir.js";
-import { classifyResolved } from "../sandbox/trust/protectedPaths.js";
-import { guardThreadFolders, isPathRefusal } from "../sandbox/trust/toolPaths.js";
+import { openDirChain, type CheckedDir } from "../trust/checkedDir.js";
+import { classifyResolved } from "../trust/protectedPaths.js";
+import { guardThreadFolders, isPathRefusal } from "../trust/toolPaths.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
-import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../trust/threadFolders.js";
 import { changePath } from "./tracker.js";
 import { requireRun, runRows } from "./view.js";
 

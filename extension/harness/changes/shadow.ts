@@ -12,7 +12,7 @@
  * Incremental by construction: git's index keeps each file's stat data, so a checkpoint of an
  * unchanged file costs a stat, and one changed file costs one hash (test/bench/shadowCheckpoint).
  *
- * The workspace is untrusted (sandbox/README.md): a `.gitattributes` may name filter drivers or
+ * The workspace is untrusted (trust/README.md, the threat model): a `.gitattributes` may name filter drivers or
  * a textconv, and a planted config could name hooks or an fsmonitor command. None of them runs:
  * git reads no system or global configuration here (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL), the
  * shadow repository's own config is ours, and hooks and fsmonitor are switched off per command.

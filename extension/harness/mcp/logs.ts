@@ -11,7 +11,7 @@
 import { appendFileSync, mkdirSync, renameSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { sanitizeName } from "./names.js";
-import { scrubText } from "../sandbox/trust/secrets.js";
+import { scrubText } from "../trust/secrets.js";
 
 const ROTATE_BYTES = 1024 * 1024;
 /** Lines kept in memory per server: the last ones go into a start failure's reason. */

@@ -1,12 +1,12 @@
 /**
  * Servers the user turned off in the panel (issue 23), per workspace folder, kept beside the
  * folder's MCP consents in the data directory (`…/mcp/state.json`): never written into the
- * user's or the workspace's configuration files, which stay as the user wrote them. Written by
- * rename, like every file there.
+ * user's or the workspace's configuration files, which stay as the user wrote them. Written
+ * atomically (trust/atomicWrite.ts), like every file there.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { randomUUID } from "node:crypto";
+import { writeJsonAtomic } from "../trust/atomicWrite.js";
 
 export class McpOverrides {
   private readonly file: string;
@@ -29,8 +29,6 @@ export class McpOverrides {
     if (enabled) disabled.delete(server);
     else disabled.add(server);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    const temp = `${this.file}.${randomUUID()}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ disabled: [...disabled].sort() }, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temp, this.file);
+    writeJsonAtomic(this.file, { disabled: [...disabled].sort() }, { mode: 0o600 });
   }
 }

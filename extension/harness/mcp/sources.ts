@@ -3,16 +3,18 @@
  * files first, so a workspace file can never shadow a user's server of the same name (and borrow
  * its `always_allow`).
  *
- * 1. `<data-dir>/extensions_config.json` (DeerFlow's file; `DEER_FLOW_EXTENSIONS_CONFIG_PATH`
- *    names another one, and a missing named file is reported, as DeerFlow raises) — user;
+ * 1. the user's `extensions_config.json`, located by the one rule skills use too
+ *    (trust/extensionsConfig.ts: the file `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names, a missing one
+ *    reported as DeerFlow raises; else `<data-dir>/extensions_config.json`; else the legacy
+ *    `mcp_config.json`) — user;
  * 2. VS Code's profile `mcp.json` — user. The extension host knows the active profile's path and
  *    sends it; the CLI reads the default profile's file of a desktop VS Code, and says so;
  * 3. the workspace's `.deerflow/extensions_config.json` — workspace;
  * 4. the workspace's `.vscode/mcp.json` — workspace.
  */
-import { existsSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { userExtensionsConfig, workspaceExtensionsConfigFile } from "../trust/extensionsConfig.js";
 import type { McpDiagnostic, McpSource } from "./types.js";
 
 export interface SourceOptions {
@@ -27,20 +29,13 @@ export function mcpSources(o: SourceOptions): { sources: McpSource[]; diagnostic
   const env = o.env ?? process.env;
   const diagnostics: McpDiagnostic[] = [];
   const sources: McpSource[] = [];
-  const named = env.DEER_FLOW_EXTENSIONS_CONFIG_PATH;
-  if (named) {
-    if (!existsSync(named)) diagnostics.push({ file: named, message: `DEER_FLOW_EXTENSIONS_CONFIG_PATH names a file that does not exist: ${named}` });
-    sources.push({ file: named, format: "deerflow", scope: "user", label: "DEER_FLOW_EXTENSIONS_CONFIG_PATH" });
-  } else {
-    // DeerFlow also reads `mcp_config.json` when there is no extensions_config.json.
-    const primary = join(o.dataDir, "extensions_config.json");
-    const legacy = join(o.dataDir, "mcp_config.json");
-    const file = !existsSync(primary) && existsSync(legacy) ? legacy : primary;
-    sources.push({ file, format: "deerflow", scope: "user", label: `the data directory's ${file === legacy ? "mcp_config.json" : "extensions_config.json"}` });
-  }
+  const user = userExtensionsConfig(o.dataDir, env);
+  if (user.missing) diagnostics.push({ file: user.file, message: `DEER_FLOW_EXTENSIONS_CONFIG_PATH names a file that does not exist: ${user.file}` });
+  const label = { env: "DEER_FLOW_EXTENSIONS_CONFIG_PATH", legacy: "the data directory's mcp_config.json", "data-dir": "the data directory's extensions_config.json" }[user.via];
+  sources.push({ file: user.file, format: "deerflow", scope: "user", label });
   if (o.userMcpJson) sources.push({ file: o.userMcpJson, format: "vscode", scope: "user", label: "VS Code's user mcp.json" });
   sources.push(
-    { file: join(o.workspaceFolder, ".deerflow", "extensions_config.json"), format: "deerflow", scope: "workspace", label: ".deerflow/extensions_config.json" },
+    { file: workspaceExtensionsConfigFile(o.workspaceFolder), format: "deerflow", scope: "workspace", label: ".deerflow/extensions_config.json" },
     { file: join(o.workspaceFolder, ".vscode", "mcp.json"), format: "vscode", scope: "workspace", label: ".vscode/mcp.json" },
   );
   return { sources, diagnostics };

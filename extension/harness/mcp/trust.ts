@@ -6,7 +6,7 @@
  *   configured;
  * - a server from a workspace file (`.deerflow/extensions_config.json`, `.vscode/mcp.json`)
  *   starts only after the user approved that exact entry, by fingerprint, in the trust
- *   boundary's consent store (sandbox/trust/consents.ts, also the dev container's): the CLI's
+ *   boundary's consent store (trust/consents.ts, also the dev container's): the CLI's
  *   `deerflow mcp approve`, or Allow in VS Code. The fingerprint (`McpApprovals.consentOf`, the
  *   one place it is made) is the entry's (config.ts) with the bytes of the workspace files its
  *   command and arguments name (`node scripts/server.js`): the agent can edit that script as
@@ -20,7 +20,7 @@
  * user files only, config.ts): approving a server lets it start, never lets its calls skip the
  * user.
  */
-import { FingerprintConsents, namedWorkspaceFiles, withNamedFiles, type NamedFile } from "../sandbox/trust/consents.js";
+import { FingerprintConsents, namedWorkspaceFiles, withNamedFiles, type NamedFile } from "../trust/consents.js";
 import type { McpServerDefinition } from "./types.js";
 
 /** What approving a server covers, as it is now. */

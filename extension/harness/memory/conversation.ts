@@ -17,7 +17,7 @@ import { createHash } from "node:crypto";
 import type { BaseMessage } from "@langchain/core/messages";
 import { AIMessage } from "@langchain/core/messages";
 import { contentText, isGenuineUserMessage, ORIGINAL_USER_CONTENT_KEY } from "../middlewares/shared/messages.js";
-import { scrubSecrets } from "../sandbox/trust/secrets.js";
+import { scrubSecrets } from "../trust/secrets.js";
 import type { ConversationMessage } from "./queue.js";
 
 export const MAX_CONVERSATION_MESSAGES = 40;

@@ -11,8 +11,8 @@
  *   is a `memory_invalid` error naming where it is and what is wrong, and is never rewritten: an
  *   update that would start from it is refused, so a hand edit gone wrong loses nothing;
  * - every write is scrubbed of secret-looking values with the trust module's scrubber
- *   (sandbox/trust/secrets.ts), then validated (`cleanForWrite`), then written atomically (here:
- *   temp file + rename, so a crash leaves the old or the new document, never half of one);
+ *   (trust/secrets.ts), then validated (`cleanForWrite`), then written atomically (trust/atomicWrite.ts:
+ *   temp file, fsync, rename, so a crash leaves the old or the new document, never half of one);
  * - a document from before scopes (issue 21; DeerFlow's own shape) is read as it is (`parseStored`):
  *   its facts are global, as they were, except an extracted one that reads as an instruction or
  *   permission (gate.ts), which is not carried over (it may have been planted, and was injected
@@ -20,11 +20,12 @@
  * - the version (what the editor shows as the document's mtime) and the generation (changed by an
  *   explicit user change only) below.
  */
-import { existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { HarnessError, errorMessage } from "../errors.js";
-import { scrubSecrets } from "../sandbox/trust/secrets.js";
+import { writeFileAtomic, writeJsonAtomic } from "../trust/atomicWrite.js";
+import { scrubSecrets } from "../trust/secrets.js";
 import { MemoryDocZ, describeIssues, emptyMemory, type MemoryDoc } from "./schema.js";
 import { readsAsInstruction } from "./gate.js";
 
@@ -152,12 +153,9 @@ export function writeMemory(dataDir: string, doc: MemoryDoc): MemoryDoc {
   const clean = cleanForWrite(doc);
   mkdirSync(memoryDir(dataDir), { recursive: true, mode: 0o700 });
   const file = memoryFile(dataDir);
-  const tmp = `${file}.${randomUUID()}.tmp`;
   try {
-    writeFileSync(tmp, `${JSON.stringify(clean, null, 2)}\n`, { mode: 0o600 });
-    renameSync(tmp, file);
+    writeJsonAtomic(file, clean, { mode: 0o600 });
   } catch (err) {
-    rmSync(tmp, { force: true });
     throw new HarnessError("storage", `Cannot write the memory file ${file}: ${errorMessage(err)}`, { cause: err });
   }
   return clean;
@@ -200,12 +198,9 @@ export function bumpMemoryGeneration(dataDir: string): string {
   const generation = randomUUID();
   mkdirSync(memoryDir(dataDir), { recursive: true, mode: 0o700 });
   const file = memoryGenerationFile(dataDir);
-  const tmp = `${file}.${randomUUID()}.tmp`;
   try {
-    writeFileSync(tmp, `${generation}\n`, { mode: 0o600 });
-    renameSync(tmp, file);
+    writeFileAtomic(file, `${generation}\n`, { mode: 0o600 });
   } catch (err) {
-    rmSync(tmp, { force: true });
     throw new HarnessError("storage", `Cannot write the memory generation ${file}: ${errorMessage(err)}`, { cause: err });
   }
   return generation;

@@ -20,8 +20,9 @@
  * so lowering `recovery_timeout_sec` takes effect at once. The half-open single probe is enforced
  * within a process; two processes may each send one probe. The concurrency cap is per process.
  */
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
+import { writeJsonAtomic } from "../trust/atomicWrite.js";
 
 export const CIRCUIT_OPEN_MESSAGE =
   "The configured LLM provider is currently unavailable due to continuous failures. Circuit breaker is engaged to protect the system. Please wait a moment before trying again.";
@@ -78,9 +79,7 @@ function save(endpoint: string, rec: EndpointRecord): void {
     const all = load();
     all[endpoint] = rec;
     mkdirSync(dirname(options.stateFile), { recursive: true });
-    const tmp = `${options.stateFile}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify({ version: 1, endpoints: all }, null, 2));
-    renameSync(tmp, options.stateFile); // readers see the old or the new file, never half of one
+    writeJsonAtomic(options.stateFile, { version: 1, endpoints: all }); // readers see the old or the new file, never half of one
   } catch {
     // Persisting is best effort: the in-process breaker still works.
   }

@@ -27,7 +27,7 @@ import { Command } from "@langchain/langgraph";
 import type { BaseMessage } from "@langchain/core/messages";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { HostFiles, fileErrorKind } from "../sandbox/files.js";
-import { isPathRefusal, resolveWritePath } from "../sandbox/trust/toolPaths.js";
+import { isPathRefusal, resolveWritePath } from "../trust/toolPaths.js";
 
 export const READ_MARK_KEY = "deerflow_read_mark";
 const READ_TOOLS = new Set(["read_file"]);

@@ -28,7 +28,7 @@ import { Command } from "@langchain/langgraph";
 import { HarnessError } from "../errors.js";
 import { auditCommand, blockedMessage, warningSuffix } from "../sandbox/commandAudit.js";
 import { stoppedMessage } from "../sandbox/devcontainer/protectedWatch.js";
-import type { ProtectedChange } from "../sandbox/trust/protectedPaths.js";
+import type { ProtectedChange } from "../trust/protectedPaths.js";
 import { PROTECTED_CHANGES_KEY } from "../tools/sandbox/bash.js";
 
 const BASH = "bash";

@@ -8,7 +8,7 @@
  */
 import { createMiddleware } from "langchain";
 import type { ThreadDirs } from "../threads/threadDirs.js";
-import { ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
+import { ensureThreadFolders } from "../trust/threadFolders.js";
 import type { ThreadData } from "../state/threadState.js";
 
 export function threadDataMiddleware(dirs: ThreadDirs) {

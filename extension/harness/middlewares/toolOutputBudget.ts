@@ -22,8 +22,8 @@ import { ToolMessage } from "@langchain/core/messages";
 import { basename, join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { OUTPUTS_VIRTUAL_PATH } from "../sandbox/paths.js";
-import { createFileSync } from "../sandbox/trust/openChecked.js";
-import { ensureRealFolder, ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
+import { createFileSync } from "../trust/openChecked.js";
+import { ensureRealFolder, ensureThreadFolders } from "../trust/threadFolders.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { mapToolResult, withToolContent } from "./shared/toolResults.js";
 

@@ -28,7 +28,7 @@ import type { ThreadDirs } from "../threads/threadDirs.js";
 import { threadStateFields } from "../state/threadState.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { UPLOADS_VIRTUAL_PATH } from "../sandbox/paths.js";
-import { readFileCheckedSync } from "../sandbox/trust/openChecked.js";
+import { readFileCheckedSync } from "../trust/openChecked.js";
 import { neutralizeUntrustedTags as neutralize } from "./shared/harnessTags.js";
 import { contentText, ORIGINAL_USER_CONTENT_KEY } from "./shared/messages.js";
 

@@ -10,8 +10,8 @@
  */
 import { lstat } from "node:fs/promises";
 import type { ThreadDirs } from "../threads/threadDirs.js";
-import { ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
-import { walkTree } from "../sandbox/trust/treeWalk.js";
+import { ensureThreadFolders } from "../trust/threadFolders.js";
+import { walkTree } from "../trust/treeWalk.js";
 
 export type OutputsSnapshot = Map<string, string>;
 

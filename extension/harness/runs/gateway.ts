@@ -4,7 +4,7 @@
  * the server-side RunContext that no client can forge (DeerFlow gateway `start_run`).
  */
 import { randomUUID } from "node:crypto";
-import { scrubSecrets } from "../sandbox/trust/secrets.js";
+import { scrubSecrets } from "../trust/secrets.js";
 import type { HarnessConfig } from "../config/harnessConfig.js";
 import { resolveModel, runKeys } from "../models/factory.js";
 import type { KeyFor } from "../models/factory.js";
@@ -15,7 +15,7 @@ import type { MultitaskStrategy } from "../store/runs.js";
 import type { UploadedFile } from "../state/threadState.js";
 import type { Admission, RunManager } from "./manager.js";
 import { validateThreadId } from "../threads/threadDirs.js";
-import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../trust/threadFolders.js";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { ApprovalDecision, PendingApproval } from "../../protocol/approvals.js";
 import { DECISION_LIMITS } from "../../protocol/approvalLimits.js";

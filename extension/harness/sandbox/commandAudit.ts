@@ -12,7 +12,7 @@
  *
  * Like DeerFlow's, this is an audit, not the security boundary: a shell can always build a
  * command at run time (`"r""m" -rf /`). The boundaries are the container and the user's consent
- * to host commands (sandbox/README.md). What it buys is that the common destructive and
+ * to host commands (trust/README.md, the threat model). What it buys is that the common destructive and
  * remote-code shapes a model produces are stopped with a reason the model can act on.
  *
  * Where we differ from DeerFlow on purpose: the rules read the command's structure

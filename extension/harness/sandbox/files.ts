@@ -13,11 +13,11 @@ import { hostToVirtual, isAllowedRealPath, isNodeError, isWithin } from "./paths
 import { globMatcher, shouldIgnoreName } from "./search.js";
 import { GlobPatternError, type CompiledGlob } from "./globMatch.js";
 import { withPathLock } from "./pathLock.js";
-import { readFileChecked, writeFileChecked } from "./trust/openChecked.js";
+import { readFileChecked, writeFileChecked } from "../trust/openChecked.js";
 import { LineSearch, type GrepMatch, type SearchResult } from "./grepSearch.js";
 import { RegexTimeoutError } from "./regexWorker.js";
-import { isPathRefusal, resolveReadPath, resolveWritePath } from "./trust/toolPaths.js";
-import { walkTree, type TreeEntry } from "./trust/treeWalk.js";
+import { isPathRefusal, resolveReadPath, resolveWritePath } from "../trust/toolPaths.js";
+import { walkTree, type TreeEntry } from "../trust/treeWalk.js";
 
 export type FileErrorKind =
   | "not_found"

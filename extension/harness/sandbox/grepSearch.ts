@@ -5,7 +5,7 @@
  * catastrophic pattern can neither freeze the harness nor outlive the run's signal.
  */
 import { RegexMatcher, REGEX_BATCH_MAX_CHARS, REGEX_BATCH_MAX_TEXTS } from "./regexWorker.js";
-import { openForRead } from "./trust/openChecked.js";
+import { openForRead } from "../trust/openChecked.js";
 
 export interface GrepMatch {
   readonly path: string;

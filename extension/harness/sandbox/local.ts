@@ -6,7 +6,7 @@
  * (`allowHostCommands`), exactly as DeerFlow gates it outside the sandbox.
  */
 import type { ThreadDirs } from "../threads/threadDirs.js";
-import { ensureThreadDirs } from "./trust/threadFolders.js";
+import { ensureThreadDirs } from "../trust/threadFolders.js";
 import { runCommand, scrubbedEnv } from "./exec.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "./provider.js";
 

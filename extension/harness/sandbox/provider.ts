@@ -13,7 +13,7 @@
  * remote sandbox) sets `files`; the tools then use it instead of the host implementation.
  */
 import type { SandboxFiles } from "./files.js";
-import type { ProtectedChange } from "./trust/protectedPaths.js";
+import type { ProtectedChange } from "../trust/protectedPaths.js";
 
 export interface ExecOptions {
   /** Wall-clock limit; on expiry the whole process tree is killed and `timedOut` is set. */

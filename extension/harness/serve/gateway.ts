@@ -15,7 +15,7 @@ import type { HarnessConfig } from "../config/harnessConfig.js";
 import { threadUsage } from "../runs/usage.js";
 import { readThreadState } from "../threads/threadStateView.js";
 import { threadDirs, validateThreadId } from "../threads/threadDirs.js";
-import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
+import { resolveReadPath } from "../trust/toolPaths.js";
 import type { Workspaces } from "./workspaces.js";
 import type { Session } from "../server/session.js";
 import type { Logger } from "../server/logger.js";

@@ -14,7 +14,7 @@ import type { ViewedImage, Todo } from "../state/reducers.js";
 import type { UploadedFile } from "../state/threadState.js";
 import { toWireMessage } from "../runs/wire.js";
 import { isWithin } from "../sandbox/paths.js";
-import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
+import { resolveReadPath } from "../trust/toolPaths.js";
 import { threadDirs } from "../threads/threadDirs.js";
 import type { OpenWorkspace } from "./workspaces.js";
 import { withThreadUsage } from "../runs/usage.js";

@@ -15,7 +15,7 @@
  * root, namespace or skill folder is followed only while it stays inside the workspace: the
  * workspace is the sandbox's to write, and a link it plants must not pull the user's files into
  * `/mnt/skills` (view.ts applies the same rule inside each skill folder). Async and bounded, as
- * every walk of a tree the sandbox may have shaped (sandbox/README.md).
+ * every walk of a tree the sandbox may have shaped (trust/README.md, the threat model).
  *
  * Refused folders (issue 31). Whatever a skill folder holds is copied into `/mnt/skills`, which
  * every thread of the workspace reads, so no skill folder of any root (by its real path) may be:
@@ -33,8 +33,8 @@ import { lstat, readdir, realpath, stat } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, relative, sep } from "node:path";
 import { THREAD_DATA_DIR_NAME, isWithin } from "../sandbox/paths.js";
-import { openForRead } from "../sandbox/trust/openChecked.js";
-import { foldSegment, ruleWithinWorkspace } from "../sandbox/trust/protectedPaths.js";
+import { openForRead } from "../trust/openChecked.js";
+import { foldSegment, ruleWithinWorkspace } from "../trust/protectedPaths.js";
 import { SKILL_FILE, type SkillDiagnostic, type SkillScope } from "./types.js";
 
 export interface SkillRoot {

@@ -2,25 +2,24 @@
  * Which skills are enabled: DeerFlow's `extensions_config.json` key `skills.<name>.enabled` (a
  * skill with no entry is enabled, `ExtensionsConfig.is_skill_enabled`), re-read on every load.
  *
- * Files read, in this order: the user's `<data-dir>/extensions_config.json`, the one
- * `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names (where the panel's toggle and `skills enable` write
- * when it is set, as DeerFlow's writers do), and the workspace's
- * `.deerflow/extensions_config.json` when the workspace is trusted. A skill is disabled when any
- * of them says `enabled: false`: a file may only take a skill away, so a workspace cannot
- * re-enable what the user turned off. A file that is not valid JSON is reported (DeerFlow's text)
- * and its entries are not used.
+ * Files read, in this order: the user's file, located by the one rule MCP uses too
+ * (trust/extensionsConfig.ts: the file `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names, else
+ * `<data-dir>/extensions_config.json`, else the legacy `mcp_config.json`), which the panel's
+ * toggle and `skills enable` write, and the workspace's `.deerflow/extensions_config.json` when
+ * the workspace is trusted. A skill is disabled when either says `enabled: false`: a file may only
+ * take a skill away, so a workspace cannot re-enable what the user turned off. A file that is not
+ * valid JSON is reported (DeerFlow's text) and its entries are not used.
  *
- * Writes keep every other key (the MCP servers share the file), go to a temporary file that is
- * fsynced and renamed over the target (DeerFlow's `atomic_write_extensions_config`), keep its
- * mode, and write through a link to where it leads.
+ * Writes keep every other key (the MCP servers share the file), go through the one atomic write
+ * (trust/atomicWrite.ts; DeerFlow's `atomic_write_extensions_config`), keep the file's mode, and
+ * write through a link to where it leads.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, realpathSync, renameSync, statSync, writeSync, mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { randomBytes } from "node:crypto";
+import { existsSync, readFileSync, realpathSync, statSync, mkdirSync } from "node:fs";
+import { dirname } from "node:path";
 import { HarnessError } from "../errors.js";
+import { writeFileAtomic } from "../trust/atomicWrite.js";
+import { userExtensionsConfig, workspaceExtensionsConfigFile } from "../trust/extensionsConfig.js";
 import type { SkillDiagnostic } from "./types.js";
-
-export const EXTENSIONS_CONFIG_FILE = "extensions_config.json";
 
 export interface EnabledState {
   /** Names some file disables. */
@@ -29,10 +28,8 @@ export interface EnabledState {
 }
 
 export function extensionsConfigFiles(o: { dataDir: string; workspaceFolder?: string; workspaceTrusted: boolean; env?: NodeJS.ProcessEnv }): string[] {
-  const env = o.env ?? process.env;
-  const files = [join(o.dataDir, EXTENSIONS_CONFIG_FILE)];
-  if (env.DEER_FLOW_EXTENSIONS_CONFIG_PATH) files.push(env.DEER_FLOW_EXTENSIONS_CONFIG_PATH);
-  if (o.workspaceFolder && o.workspaceTrusted) files.push(join(o.workspaceFolder, ".deerflow", EXTENSIONS_CONFIG_FILE));
+  const files = [userExtensionsConfig(o.dataDir, o.env ?? process.env).file];
+  if (o.workspaceFolder && o.workspaceTrusted) files.push(workspaceExtensionsConfigFile(o.workspaceFolder));
   return files;
 }
 
@@ -69,24 +66,12 @@ export function readEnabledState(files: readonly string[]): EnabledState {
 }
 
 /**
- * The user's extensions config, as DeerFlow resolves it for its writers
- * (`ExtensionsConfig.resolve_config_path`): the file `DEER_FLOW_EXTENSIONS_CONFIG_PATH` names, else
- * `<data-dir>/extensions_config.json`.
- */
-export function userExtensionsConfigFile(dataDir: string, env: NodeJS.ProcessEnv = process.env): string {
-  return env.DEER_FLOW_EXTENSIONS_CONFIG_PATH || join(dataDir, EXTENSIONS_CONFIG_FILE);
-}
-
-/**
- * Set `skills.<name>.enabled` in the user's file (userExtensionsConfigFile); returns the file
- * written. With a named file, the data dir's own file is read too (a deny source), so an enable
- * also lifts its `enabled: false`: otherwise the toggle would report success and change nothing.
+ * Set `skills.<name>.enabled` in the user's file (trust/extensionsConfig.ts, the file MCP reads
+ * too); returns the file written.
  */
 export function writeSkillEnabled(dataDir: string, name: string, enabled: boolean, env: NodeJS.ProcessEnv = process.env): string {
-  const file = userExtensionsConfigFile(dataDir, env);
+  const { file } = userExtensionsConfig(dataDir, env);
   setEntry(file, name, enabled);
-  const own = join(dataDir, EXTENSIONS_CONFIG_FILE);
-  if (enabled && file !== own && readEnabledState([own]).disabled.has(name)) setEntry(own, name, true);
   return file;
 }
 
@@ -100,22 +85,10 @@ function setEntry(file: string, name: string, enabled: boolean): void {
   entry.enabled = enabled;
   skills[name] = entry;
   config.skills = skills;
-  atomicWrite(file, `${JSON.stringify(config, null, 2)}\n`);
-}
-
-function atomicWrite(file: string, text: string): void {
+  // The user's own file: written through a link to where it leads, and its mode kept (the
+  // editor and DeerFlow read it as the user), 0o600 when it is new.
   const target = existsSync(file) ? realpathSync(file) : file;
   const mode = existsSync(target) ? statSync(target).mode & 0o777 : 0o600;
   mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
-  const tmp = join(dirname(target), `.${EXTENSIONS_CONFIG_FILE}.${randomBytes(6).toString("hex")}.tmp`);
-  const fd = openSync(tmp, "wx", mode);
-  try {
-    const bytes = Buffer.from(text, "utf8");
-    let written = 0;
-    while (written < bytes.length) written += writeSync(fd, bytes, written);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, target);
+  writeFileAtomic(target, `${JSON.stringify(config, null, 2)}\n`, { mode });
 }

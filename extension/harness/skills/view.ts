@@ -27,8 +27,8 @@ import { chmod, lstat, mkdir, readdir, realpath, rename, rm, stat, utimes, write
 import { join, posix } from "node:path";
 import { randomBytes } from "node:crypto";
 import { THREAD_DATA_DIR_NAME, isWithin } from "../sandbox/paths.js";
-import { openForRead } from "../sandbox/trust/openChecked.js";
-import { foldSegment } from "../sandbox/trust/protectedPaths.js";
+import { openForRead } from "../trust/openChecked.js";
+import { foldSegment } from "../trust/protectedPaths.js";
 import type { Skill, SkillDiagnostic } from "./types.js";
 
 const MAX_DEPTH = 8;

@@ -196,7 +196,7 @@ async function kindOf(path: string): Promise<Kind> {
 
 /**
  * Removes `<workspace>/.deerflow/threads/<id>` without following a link. The sandbox can write
- * in the workspace and may have planted links (sandbox/trust/threadFolders.ts):
+ * in the workspace and may have planted links (trust/threadFolders.ts):
  * - `.deerflow` or `threads` a link: `<link>/<id>` is a folder somewhere else; left alone.
  * - `<id>` a link: `rm` lstat's the path it is given, so the link itself is removed, never its
  *   target; links inside the folder are removed as links too.

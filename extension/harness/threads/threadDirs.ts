@@ -8,7 +8,7 @@
  *
  * This module only names the folders (and checks the thread id). Creating them so that the sandbox
  * cannot redirect them (ensureThreadDirs) is the trust boundary's rule, in
- * sandbox/trust/threadFolders.ts, which builds on these names as the path mapping
+ * trust/threadFolders.ts, which builds on these names as the path mapping
  * (sandbox/paths.ts) and the tools do.
  */
 import { join, resolve } from "node:path";
@@ -27,7 +27,7 @@ export function validateThreadId(threadId: unknown): string {
 }
 
 /**
- * Host directories of one thread. From ensureThreadDirs (sandbox/trust/threadFolders.ts):
+ * Host directories of one thread. From ensureThreadDirs (trust/threadFolders.ts):
  * absolute, under the workspace's real path, and every folder below it checked to be a real
  * folder (no symlinks), so they are real paths too.
  */

@@ -15,8 +15,8 @@ import { lstatSync, readFileSync, statSync } from "node:fs";
 import { basename, extname, join } from "node:path";
 import type { ThreadDirs } from "./threadDirs.js";
 import type { UploadedFile } from "../state/threadState.js";
-import { copyToNewFileSync, createFileSync } from "../sandbox/trust/openChecked.js";
-import { ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
+import { copyToNewFileSync, createFileSync } from "../trust/openChecked.js";
+import { ensureThreadFolders } from "../trust/threadFolders.js";
 import { isNodeError } from "../sandbox/paths.js";
 
 /** What is at `path`, without following a link. */

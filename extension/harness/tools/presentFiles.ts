@@ -16,8 +16,8 @@ import { isAbsolute, relative, resolve, sep } from "node:path";
 import { z } from "zod";
 import type { ThreadDirs } from "../threads/threadDirs.js";
 import { OUTPUTS_VIRTUAL_PREFIX, VIRTUAL_PATH_PREFIX, isWithin, realPathAllowingMissing, rejectPathTraversal } from "../sandbox/paths.js";
-import { ensureThreadFolders } from "../sandbox/trust/threadFolders.js";
-import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
+import { ensureThreadFolders } from "../trust/threadFolders.js";
+import { resolveReadPath } from "../trust/toolPaths.js";
 import { errorMessage } from "../errors.js";
 
 const schema = z.object({

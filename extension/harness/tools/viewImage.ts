@@ -16,8 +16,8 @@ import type { ThreadDirs } from "../threads/threadDirs.js";
 import type { BlobStore } from "../store/blobs.js";
 import type { ViewedImage } from "../state/reducers.js";
 import { OUTPUTS_VIRTUAL_PATH, UPLOADS_VIRTUAL_PATH, WORKSPACE_VIRTUAL_PATH } from "../sandbox/paths.js";
-import { resolveReadPath } from "../sandbox/trust/toolPaths.js";
-import { readFileCheckedSync } from "../sandbox/trust/openChecked.js";
+import { resolveReadPath } from "../trust/toolPaths.js";
+import { readFileCheckedSync } from "../trust/openChecked.js";
 import { EXTENSION_MIME, MAX_IMAGE_BYTES, SUPPORTED_EXTENSIONS, sniffImageMime } from "./imageFormat.js";
 import { errorMessage } from "../errors.js";
 

@@ -1,6 +1,6 @@
 /**
  * The network guard of `web_fetch` (issue 35): one GET over http(s) that can only reach the
- * addresses sandbox/trust/netAddress.ts allows, with a time limit and a size cap.
+ * addresses trust/netAddress.ts allows, with a time limit and a size cap.
  *
  * How "checked before any byte is sent" holds:
  * - a literal IP host (after the URL parser normalised `2130706433`, `0177.0.0.1`, `[::ffff:…]`)
@@ -19,7 +19,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP } from "node:net";
 import { createBrotliDecompress, createGunzip, createInflate } from "node:zlib";
 import type { Readable } from "node:stream";
-import { bareHost, blockedAddressReason, blockedHostNameReason } from "../sandbox/trust/netAddress.js";
+import { bareHost, blockedAddressReason, blockedHostNameReason } from "../trust/netAddress.js";
 
 export const MAX_REDIRECTS = 5;
 

@@ -14,7 +14,7 @@ import { createRunStore, type RunStore } from "../../../extension/harness/store/
 import { changedFiles } from "../../../extension/harness/store/fileChanges.js";
 import { HostFiles } from "../../../extension/harness/sandbox/files.js";
 import type { ThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { TrackedFiles } from "../../../extension/harness/changes/tracker.js";
 import { revertRun } from "../../../extension/harness/changes/revert.js";
 import { listChanges } from "../../../extension/harness/changes/view.js";

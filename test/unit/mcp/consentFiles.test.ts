@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFil
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { namedWorkspaceFiles, withNamedFiles } from "../../../extension/harness/sandbox/trust/consents.js";
+import { namedWorkspaceFiles, withNamedFiles } from "../../../extension/harness/trust/consents.js";
 import { openMcpRegistry } from "../../../extension/harness/mcp/open.js";
 import { McpConfigChanged } from "../../../extension/harness/mcp/registry.js";
 import type { McpServerView } from "../../../extension/protocol/mcp.js";

@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { threadStateFields } from "../../../extension/harness/state/threadState.js";
 import { buildAgentGraph } from "../../../extension/harness/agent/graph/build.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 

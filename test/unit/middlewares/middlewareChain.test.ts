@@ -20,7 +20,7 @@ import { buildMiddlewareChain } from "../../../extension/harness/agent/middlewar
 import type { ChainContext } from "../../../extension/harness/agent/middlewareChain.js";
 import { threadStateFields } from "../../../extension/harness/state/threadState.js";
 import { buildAgentGraph } from "../../../extension/harness/agent/graph/build.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 import { INTERRUPTED_RESULT } from "../../../extension/harness/middlewares/danglingToolCall.js";

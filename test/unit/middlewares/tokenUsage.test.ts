@@ -14,7 +14,7 @@ import { TOKEN_USAGE_ATTRIBUTION_KEY, tokenUsageAttribution, tokenUsageMiddlewar
 import { buildLeadAgent } from "../../../extension/harness/agent/leadAgent.js";
 import { endEvent, runTurn } from "../../../extension/harness/runs/runTurn.js";
 import { LocalSandboxProvider } from "../../../extension/harness/sandbox/local.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { openDatabase } from "../../../extension/harness/store/db.js";
 import { createBlobStore } from "../../../extension/harness/store/blobs.js";
 import type { RunEvent } from "../../../extension/protocol/events.js";

@@ -13,7 +13,7 @@ import { join } from "node:path";
 import { startModelServer } from "../../fixtures/modelServer.js";
 import type { ModelServer } from "../../fixtures/modelServer.js";
 import { fallbackTruncate, DEFAULT_TOOL_OUTPUT_BUDGET, toolOutputBudgetMiddleware } from "../../../extension/harness/middlewares/toolOutputBudget.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { nonSystem, buildTestAgent, streamTurn, text } from "./helpers.js";
 
 let server: ModelServer;

@@ -12,7 +12,7 @@ import { openRunSystem } from "../../../extension/harness/runs/services.js";
 import { launchRun } from "../../../extension/harness/runs/launcher.js";
 import type { LaunchServices } from "../../../extension/harness/runs/launcher.js";
 import { LocalSandboxProvider } from "../../../extension/harness/sandbox/local.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { HarnessError } from "../../../extension/harness/errors.js";
 import { startModelServer } from "../../fixtures/modelServer.js";
 

@@ -7,7 +7,7 @@ import type { StructuredToolInterface } from "@langchain/core/tools";
 import { ToolMessage } from "@langchain/core/messages";
 import type { Command } from "@langchain/langgraph";
 import type { ThreadDirs } from "../../../extension/harness/threads/threadDirs.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { LocalSandboxProvider } from "../../../extension/harness/sandbox/local.js";
 import { createSandboxTools } from "../../../extension/harness/tools/sandbox/index.js";
 

@@ -12,7 +12,7 @@ import {
   resolveVirtualPath,
   virtualToHost,
 } from "../../../extension/harness/sandbox/paths.js";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { makeFixture } from "./helpers.js";
 
 const fx = makeFixture("t1");

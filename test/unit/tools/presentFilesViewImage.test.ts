@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { normaliseArtifactPath } from "../../../extension/harness/tools/presentFiles.js";
 import { readImage } from "../../../extension/harness/tools/viewImage.js";
 import { sniffImageMime } from "../../../extension/harness/tools/imageFormat.js";

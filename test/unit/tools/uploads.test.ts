@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ensureThreadDirs } from "../../../extension/harness/sandbox/trust/threadFolders.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
 import { copyUploads } from "../../../extension/harness/threads/uploads.js";
 
 test("same name, other content → a free name; same bytes → the same file; metadata is virtual", () => {

@@ -8,7 +8,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer, type Server, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { blockedAddressReason, blockedHostNameReason } from "../../../extension/harness/sandbox/trust/netAddress.js";
+import { blockedAddressReason, blockedHostNameReason } from "../../../extension/harness/trust/netAddress.js";
 import { fetchAsMarkdown, WEB_FETCH_MAX_OUTPUT_BYTES, type WebFetchSettings } from "../../../extension/harness/tools/webFetch.js";
 import { guardedGet, WebFetchError } from "../../../extension/harness/tools/webRequest.js";
 

@@ -5,14 +5,14 @@
  * The approved copies `up` runs on live beside it (approvedCopy.ts).
  *
  * An approval is a fingerprint (configSnapshot.ts), kept in the trust boundary's consent store
- * (sandbox/trust/consents.ts: newest first, written by rename), which MCP servers from workspace
+ * (trust/consents.ts: newest first, written by rename), which MCP servers from workspace
  * files use too. Written by the CLI (`deerflow devcontainer approve`) and by the harness
  * (`sandbox/approve`, the panel's Allow).
  */
 import { readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { HarnessError } from "../../errors.js";
-import { FingerprintConsents, type ConsentRecord } from "../trust/consents.js";
+import { FingerprintConsents, type ConsentRecord } from "../../trust/consents.js";
 import { readConfigSnapshot, type ConfigSnapshot } from "./configSnapshot.js";
 
 /** One approval: the fingerprint, and the workspace-relative path of the devcontainer.json approved. */
@@ -20,7 +20,7 @@ export type ApprovalRecord = ConsentRecord<{ readonly config: string }>;
 
 const KEEP = 20;
 
-/** The consent store (sandbox/trust/consents.ts) of the folder's dev container configurations, and their approved copies. */
+/** The consent store (trust/consents.ts) of the folder's dev container configurations, and their approved copies. */
 export class ConfigApprovals {
   /** `<data-dir>/workspaces/<key>/devcontainer`: approvals.json and the approved copies. */
   readonly dir: string;

@@ -20,7 +20,7 @@ import { lstatSync, readdirSync, realpathSync } from "node:fs";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { HarnessError } from "../../errors.js";
 import { splitShellTokens } from "../commandValidation.js";
-import { readFileCheckedSync } from "../trust/openChecked.js";
+import { readFileCheckedSync } from "../../trust/openChecked.js";
 import { devContainerConfigPath } from "./detect.js";
 import { parseJsonc } from "./jsonc.js";
 

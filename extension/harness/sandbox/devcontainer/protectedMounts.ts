@@ -33,8 +33,8 @@ import { lstat, mkdir, readFile, realpath } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, posix, relative, resolve, sep } from "node:path";
 import { HarnessError } from "../../errors.js";
 import { isWithin } from "../paths.js";
-import { ruleOfSegment } from "../trust/protectedPaths.js";
-import { walkTree, type TreeEntry } from "../trust/treeWalk.js";
+import { ruleOfSegment } from "../../trust/protectedPaths.js";
+import { walkTree, type TreeEntry } from "../../trust/treeWalk.js";
 import type { ContainerInspect, ContainerSummary } from "./engineApi.js";
 
 export const PROTECTION_LABEL = "deerflow.protection";

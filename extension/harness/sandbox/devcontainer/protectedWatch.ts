@@ -22,7 +22,7 @@ import { lstat, readdir, readlink } from "node:fs/promises";
 import type { BigIntStats } from "node:fs";
 import { join } from "node:path";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { PROTECTED_RULES, ruleOfSegment, type ProtectedChange, type ProtectedRuleId } from "../trust/protectedPaths.js";
+import { PROTECTED_RULES, ruleOfSegment, type ProtectedChange, type ProtectedRuleId } from "../../trust/protectedPaths.js";
 
 /** A folder's listing is cached only once its ctime is at least this old. */
 const RACY_MS = 2_000;

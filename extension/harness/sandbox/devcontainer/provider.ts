@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { realpathSync } from "node:fs";
 import { HarnessError } from "../../errors.js";
 import { validateThreadId } from "../../threads/threadDirs.js";
-import { ensureThreadDirs } from "../trust/threadFolders.js";
+import { ensureThreadDirs } from "../../trust/threadFolders.js";
 import { COMMAND_CAPTURE_LIMIT_BYTES, DEFAULT_COMMAND_TIMEOUT_MS } from "../exec.js";
 import type { ExecOptions, ExecResult, Sandbox, SandboxProvider } from "../provider.js";
 import { ConfigApprovals } from "./approvals.js";

@@ -6,7 +6,7 @@ import type { ThreadDirs } from "../../threads/threadDirs.js";
 import { maskLocalPathsInOutput } from "../../sandbox/paths.js";
 import type { ExecResult } from "../../sandbox/provider.js";
 import type { GrepMatch } from "../../sandbox/files.js";
-import { isPathRefusal } from "../../sandbox/trust/toolPaths.js";
+import { isPathRefusal } from "../../trust/toolPaths.js";
 
 export const BASH_OUTPUT_MAX_CHARS = 20_000;
 export const READ_FILE_OUTPUT_MAX_CHARS = 50_000;

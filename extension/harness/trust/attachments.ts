@@ -14,7 +14,7 @@
  */
 import { constants, accessSync, realpathSync, statSync } from "node:fs";
 import { basename, isAbsolute, relative, sep } from "node:path";
-import { HarnessError } from "../../errors.js";
+import { HarnessError } from "../errors.js";
 
 /** Everything a caller may attach: `"any"` (the CLI's user) or only files under these real folders. */
 export type AttachRoots = "any" | readonly string[];

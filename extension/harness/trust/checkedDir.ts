@@ -20,7 +20,7 @@
 import { closeSync, constants, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readlinkSync, renameSync, unlinkSync, writeSync } from "node:fs";
 import { randomUUID } from "node:crypto";
 import { join, relative, sep } from "node:path";
-import { HarnessError } from "../../errors.js";
+import { HarnessError } from "../errors.js";
 import { PATH_SWAPPED_MESSAGE, checkOpened } from "./openChecked.js";
 
 const { O_RDONLY, O_RDWR, O_WRONLY, O_CREAT, O_EXCL } = constants;

@@ -5,15 +5,15 @@ import { test, after } from "node:test";
 import assert from "node:assert/strict";
 import { mkdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { HarnessError } from "../../../../extension/harness/errors.js";
+import { HarnessError } from "../../../extension/harness/errors.js";
 import {
   ProtectedPathError,
   classifyWrite,
   foldSegment,
   type ProtectedRuleId,
-} from "../../../../extension/harness/sandbox/trust/protectedPaths.js";
-import { resolveReadPath, resolveWritePath } from "../../../../extension/harness/sandbox/trust/toolPaths.js";
-import { makeFixture } from "../helpers.js";
+} from "../../../extension/harness/trust/protectedPaths.js";
+import { resolveReadPath, resolveWritePath } from "../../../extension/harness/trust/toolPaths.js";
+import { makeFixture } from "../sandbox/helpers.js";
 
 const fx = makeFixture("t1");
 after(() => fx.cleanup());

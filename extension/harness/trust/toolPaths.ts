@@ -14,9 +14,9 @@
  * Every refusal is a HarnessError whose message names no host path. The returned real path is
  * then opened with openChecked.ts, which catches a link swapped in after these checks.
  */
-import { HarnessError } from "../../errors.js";
-import type { ThreadDirs } from "../../threads/threadDirs.js";
-import { SKILLS_WRITE_MESSAGE, containedRealPath, isSkillsPath, mapVirtualPath, realPathAllowingMissing, rejectPathTraversal } from "../paths.js";
+import { HarnessError } from "../errors.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import { SKILLS_WRITE_MESSAGE, containedRealPath, isSkillsPath, mapVirtualPath, realPathAllowingMissing, rejectPathTraversal } from "../sandbox/paths.js";
 import { assertWritable } from "./protectedPaths.js";
 import { ensureThreadFolders, threadFolderOf } from "./threadFolders.js";
 

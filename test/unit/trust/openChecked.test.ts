@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdirSync, openSync, closeSync, readFileSync, rmSync, symlinkSync, writeFileSync, existsSync, linkSync } from "node:fs";
 import { join } from "node:path";
-import { HarnessError } from "../../../../extension/harness/errors.js";
+import { HarnessError } from "../../../extension/harness/errors.js";
 import {
   HARD_LINKED_MESSAGE,
   NOT_REGULAR_FILE_MESSAGE,
@@ -16,8 +16,8 @@ import {
   readFileChecked,
   readFileCheckedSync,
   writeFileChecked,
-} from "../../../../extension/harness/sandbox/trust/openChecked.js";
-import { makeFixture, run, toolsFor } from "../helpers.js";
+} from "../../../extension/harness/trust/openChecked.js";
+import { makeFixture, run, toolsFor } from "../sandbox/helpers.js";
 
 const fx = makeFixture("t1");
 after(() => fx.cleanup());

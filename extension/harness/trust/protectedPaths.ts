@@ -23,9 +23,9 @@
  *   host only through a name someone runs there (`npx pkg` prefers a local bin to the registry's).
  */
 import { relative, resolve, sep } from "node:path";
-import { HarnessError } from "../../errors.js";
-import type { ThreadDirs } from "../../threads/threadDirs.js";
-import { THREAD_DATA_DIR_NAME, isWithin, realPathAllowingMissing } from "../paths.js";
+import { HarnessError } from "../errors.js";
+import type { ThreadDirs } from "../threads/threadDirs.js";
+import { THREAD_DATA_DIR_NAME, isWithin, realPathAllowingMissing } from "../sandbox/paths.js";
 
 export type ProtectedRuleId =
   | "devcontainer"

@@ -21,7 +21,7 @@
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readlinkSync, realpathSync, writeSync } from "node:fs";
 import { open, type FileHandle } from "node:fs/promises";
 import { dirname } from "node:path";
-import { HarnessError } from "../../errors.js";
+import { HarnessError } from "../errors.js";
 
 const { O_RDONLY, O_WRONLY, O_RDWR, O_CREAT, O_EXCL, O_APPEND } = constants;
 // Absent on Windows, where links are not the sandbox's tool (the container runs on Linux).

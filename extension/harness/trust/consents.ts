@@ -19,12 +19,13 @@
  *   `initializeCommand` scripts are read by its own snapshot (devcontainer/configSnapshot.ts),
  *   which refuses a link instead of following it.
  */
-import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { lstatSync, mkdirSync, readFileSync, realpathSync, statSync } from "node:fs";
 import { join, relative, resolve, sep } from "node:path";
-import { createHash, randomUUID } from "node:crypto";
-import { HarnessError, errorMessage } from "../../errors.js";
-import { workspaceDbPath } from "../../store/db.js";
-import { isWithin } from "../paths.js";
+import { createHash } from "node:crypto";
+import { HarnessError, errorMessage } from "../errors.js";
+import { workspaceDbPath } from "../store/db.js";
+import { isWithin } from "../sandbox/paths.js";
+import { writeJsonAtomic } from "./atomicWrite.js";
 import { readFileCheckedSync } from "./openChecked.js";
 
 export type ConsentRecord<T extends object> = T & { readonly fingerprint: string; readonly approved_at: string };
@@ -85,9 +86,7 @@ export class FingerprintConsents<T extends object> {
     const entry = { ...fields, fingerprint, approved_at: new Date().toISOString() } as ConsentRecord<T>;
     const approvals = [entry, ...this.list().filter((a) => a.fingerprint !== fingerprint)].slice(0, this.keep);
     this.ensureDir();
-    const temp = `${this.file}.${randomUUID()}.tmp`;
-    writeFileSync(temp, `${JSON.stringify({ workspace_folder: this.workspaceFolder, approvals } satisfies ConsentsFile<T>, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temp, this.file);
+    writeJsonAtomic(this.file, { workspace_folder: this.workspaceFolder, approvals } satisfies ConsentsFile<T>, { mode: 0o600 });
     return approvals;
   }
 

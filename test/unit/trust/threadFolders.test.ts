@@ -7,11 +7,11 @@ import assert from "node:assert/strict";
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HarnessError } from "../../../../extension/harness/errors.js";
-import { ensureThreadDirs } from "../../../../extension/harness/sandbox/trust/threadFolders.js";
-import { copyUploads } from "../../../../extension/harness/threads/uploads.js";
-import { HostFiles } from "../../../../extension/harness/sandbox/files.js";
-import { snapshotOutputs } from "../../../../extension/harness/runs/delivery.js";
+import { HarnessError } from "../../../extension/harness/errors.js";
+import { ensureThreadDirs } from "../../../extension/harness/trust/threadFolders.js";
+import { copyUploads } from "../../../extension/harness/threads/uploads.js";
+import { HostFiles } from "../../../extension/harness/sandbox/files.js";
+import { snapshotOutputs } from "../../../extension/harness/runs/delivery.js";
 
 function scratch(): { root: string; ws: string; outside: string } {
   const root = realpathSync(mkdtempSync(join(tmpdir(), "deerflow-trust-")));

@@ -1,10 +1,10 @@
-// The secret scrubber (sandbox/trust/secrets.ts): one case per format it must recognise, each in
+// The secret scrubber (trust/secrets.ts): one case per format it must recognise, each in
 // the context it is usually pasted in, and ordinary code and prose that must come through
 // unchanged (a scrubber that eats identifiers, commit ids or URLs corrupts memory and prompts).
 // The keys below are made up in the documented shapes; none is real.
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { scrubSecrets, scrubText } from "../../../../extension/harness/sandbox/trust/secrets.js";
+import { scrubSecrets, scrubText } from "../../../extension/harness/trust/secrets.js";
 
 /** `text` scrubbed holds none of `secret`, and says [redacted] where it was. */
 function redacts(text: string, secret: string): string {

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { walkTree, type TreeEntry } from "../../../../extension/harness/sandbox/trust/treeWalk.js";
+import { walkTree, type TreeEntry } from "../../../extension/harness/trust/treeWalk.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "deerflow-walk-")));
 after(() => rmSync(root, { recursive: true, force: true }));

@@ -6,8 +6,8 @@ import assert from "node:assert/strict";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { HarnessError } from "../../../../extension/harness/errors.js";
-import { openDirChain } from "../../../../extension/harness/sandbox/trust/checkedDir.js";
+import { HarnessError } from "../../../extension/harness/errors.js";
+import { openDirChain } from "../../../extension/harness/trust/checkedDir.js";
 
 const root = realpathSync(mkdtempSync(join(tmpdir(), "deerflow-checked-dir-")));
 after(() => rmSync(root, { recursive: true, force: true }));

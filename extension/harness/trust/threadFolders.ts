@@ -16,9 +16,9 @@
  */
 import { existsSync, lstatSync, mkdirSync, realpathSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import { HarnessError } from "../../errors.js";
-import { threadDirs, type ThreadDirs } from "../../threads/threadDirs.js";
-import { THREAD_DATA_DIR_NAME, isNodeError, isWithin } from "../paths.js";
+import { HarnessError } from "../errors.js";
+import { threadDirs, type ThreadDirs } from "../threads/threadDirs.js";
+import { THREAD_DATA_DIR_NAME, isNodeError, isWithin } from "../sandbox/paths.js";
 import { createFileSync } from "./openChecked.js";
 
 export type ThreadFolder = "uploads" | "outputs";

@@ -5,7 +5,7 @@
  * trust rules, not in the gateway, so memory and the gateway both depend on it and not on each
  * other.
  *
- * What counts as a secret value (each format has its own test, test/unit/sandbox/trust/secrets.test.ts,
+ * What counts as a secret value (each format has its own test, test/unit/trust/secrets.test.ts,
  * with ordinary code and prose that must stay as it is):
  * - provider keys by their documented prefixes: OpenAI/Anthropic `sk-…`, Stripe `sk_live_`/
  *   `rk_live_` (and `_test_`), Google `AIza…`, GitLab `glpat-`, Hugging Face `hf_`, npm `npm_`,
