@@ -24,8 +24,8 @@ import { listSkills } from "../server/skills.js";
 import { mcpSources } from "../mcp/sources.js";
 import { loadDefinitions } from "../mcp/config.js";
 import { putUpload } from "../threads/uploads.js";
-import { ensureThreadDirs } from "../sandbox/trust/threadFolders.js";
-import { uploadName } from "../sandbox/trust/attachments.js";
+import { ensureThreadDirs } from "../trust/threadFolders.js";
+import { uploadName } from "../trust/attachments.js";
 
 /** DeerFlow's upload limits (its `uploads` config defaults). */
 export const UPLOAD_LIMITS = { max_files: 10, max_file_size: 50 * 1024 * 1024, max_total_size: 100 * 1024 * 1024 } as const;
