@@ -49,7 +49,7 @@ export const HarnessSettingsZ = z.object({
   }),
   workspace_trusted: z.boolean(),
   approval: z
-    .object({ read: mode, write: mode, protected: mode, shell: mode, other: mode })
+    .object({ read: mode, write: mode, protected: mode, shell: mode, mcp: mode, web: mode, other: mode })
     .partial()
     .strict()
     .optional(),
