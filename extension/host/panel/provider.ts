@@ -258,10 +258,15 @@ export class PanelProvider implements vscode.WebviewViewProvider, vscode.Disposa
       disposables.push(w, w.onDidCreate(onChange), w.onDidChange(onChange), w.onDidDelete(onChange));
     };
     watch("**/{.deerflow,.agents,.github,.claude}/skills/**", skills);
+    // A folder made with its contents at once (mkdir -p, a clone, an unzip) may be reported as the
+    // new folder alone, not the files in it: its creation counts too, at every level above a skill.
+    watch("**/{.deerflow,.agents,.github,.claude}", skills);
+    watch("**/{.deerflow,.agents,.github,.claude}/skills", skills);
     for (const dir of [join(dataDir, "skills"), join(home, ".agents", "skills"), join(home, ".claude", "skills")]) {
       watch(new vscode.RelativePattern(vscode.Uri.file(dir), "**/SKILL.md"), skills);
     }
     watch("**/.vscode/mcp.json", mcp);
+    watch("**/.vscode", mcp);
     watch("**/.deerflow/extensions_config.json", () => {
       skills();
       mcp();
