@@ -48,13 +48,19 @@ function script(): ScriptFn {
  * Resolves with memory.json's text once `pred` holds for it: woken by a recursive fs.watch on the
  * data directory (the memory folder may not exist yet), never a timer.
  */
-function memoryFileWhere(file: string, pred: (text: string) => boolean): Promise<string> {
+function memoryFileWhere(file: string, pred: (text: string) => boolean, timeoutMs = 30_000): Promise<string> {
   const dir = join(file, "..", "..");
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
     const read = () => (existsSync(file) ? readFileSync(file, "utf8") : "");
+    // Bounded: a save that never lands fails this test with what the file holds, not the whole file's 15-minute limit.
+    const bound = setTimeout(() => {
+      w.close();
+      reject(new Error(`memory.json did not change as expected within ${timeoutMs / 1000} s; it holds: ${read().slice(0, 500)}`));
+    }, timeoutMs);
     const check = (): boolean => {
       const text = read();
       if (!pred(text)) return false;
+      clearTimeout(bound);
       w.close();
       resolve(text);
       return true;
@@ -161,6 +167,8 @@ describe(`DeerFlow memory in VS Code (code-server ${defaultCodeServer()} + chrom
       await find.fill("Solarized Dark");
       await replace.fill("Gruvbox Light");
       await page.locator(".find-widget [aria-label^='Replace All']").first().click();
+      // The replacement is in the editor before it is saved (under load the save could beat it).
+      await shows(page.locator(".monaco-editor .view-lines", { hasText: "Gruvbox Light" }).first(), "the replaced text in the memory editor");
       await page.keyboard.press("Escape");
       await page.keyboard.press("Control+S");
       await memoryFileWhere(memoryFile, (t) => t.includes(EDITED));
