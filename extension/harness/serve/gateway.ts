@@ -251,7 +251,10 @@ export function mountGateway(app: Hono, o: GatewayOptions): void {
     const ws = o.workspaces.byName(undefined);
     if (!s) return c.json({ mcp_servers: {} });
     const { sources } = mcpSources({ dataDir: s.session.dataDir, workspaceFolder: ws.folder });
-    const { servers } = loadDefinitions(sources, { env: process.env, workspaceFolder: ws.folder, home: homedir(), secrets: () => undefined });
+    // No variable of the server's environment is resolved into what the page shows: a `$TOKEN` in
+    // args or a url reads as the mask, like env and header values.
+    const maskedEnv: NodeJS.ProcessEnv = new Proxy({}, { get: (_t, k) => (typeof k === "string" ? MASK : undefined), has: () => true });
+    const { servers } = loadDefinitions(sources, { env: maskedEnv, workspaceFolder: ws.folder, home: homedir(), secrets: () => undefined });
     const mcp_servers = Object.fromEntries(servers.map((d) => {
       const l = d.launch;
       return [d.name, l.type === "stdio"
